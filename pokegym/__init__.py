@@ -1,0 +1,61 @@
+"""pokegym: Gymnasium and PettingZoo environments over real Pokémon Showdown battles.
+
+Importing the package only registers the environment ids (entry points are
+strings, so nothing heavy loads until ``gym.make``)::
+
+    import gymnasium as gym
+    import pokegym
+
+    env = gym.make("Showdown-Gen9OU")
+    obs, info = env.reset(seed=7)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium.envs.registration import register, registry
+
+__version__ = "0.1.0"
+
+# id -> (Showdown format, extra kwargs)
+ENV_IDS: dict[str, tuple[str, dict[str, Any]]] = {
+    "Showdown-Gen9OU": ("gen9ou", {}),
+    "Showdown-Gen9RandomBattle": ("gen9randombattle", {}),
+    "Showdown-Gen8RandomBattle": ("gen8randombattle", {}),
+    "Showdown-Gen91v1": ("gen91v1factory", {}),
+}
+
+for _env_id, (_format, _kwargs) in ENV_IDS.items():
+    if _env_id not in registry:
+        register(
+            id=_env_id,
+            entry_point="pokegym.env:ShowdownEnv",
+            kwargs={"battle_format": _format, **_kwargs},
+        )
+
+_LAZY = {
+    "ShowdownEnv": "pokegym.env",
+    "ShowdownParallelEnv": "pokegym.parallel_env",
+    "ShowdownVectorEnv": "pokegym.vector",
+    "ActionCodec": "pokegym.actions",
+    "ObservationEncoder": "pokegym.observation",
+    "Simulator": "pokegym.showdown.simulator",
+    "LocalServer": "pokegym.showdown.server",
+    "TeamPool": "pokegym.teams",
+    "Team": "pokegym.teams",
+    "make_agent": "pokegym.agents",
+    "register_agent": "pokegym.agents",
+    "resolve_format": "pokegym.formats",
+}
+
+__all__ = ["ENV_IDS", "__version__", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pokegym' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,221 @@
+"""What every battle backend gives the environments: two player views of one battle.
+
+A backend runs one battle between two sides and exposes, for each side, a normal
+poke-env :class:`~poke_env.battle.Battle` fed with exactly the protocol lines that
+player would receive from Showdown. Environments, arenas and agents only ever see
+these objects, so an agent written against poke-env's battle object plays the same
+on the embedded simulator (``sim``) and on any Showdown server (``server``).
+
+Choices are Showdown's own choice strings (``move 2 terastallize``, ``switch 4``,
+``team 312456``, ``default``); :class:`~pokegym.actions.ActionCodec` builds them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from poke_env.battle import Battle, Pokemon
+from poke_env.teambuilder import Teambuilder
+
+from pokegym.errors import IllegalActionError
+from pokegym.formats import BattleFormat
+
+logger = logging.getLogger("pokegym.battle")
+
+# Player-level messages poke-env's Player also skips (timers, html refreshes).
+_PLAYER_IGNORED = frozenset({"t:", "expire", "uhtmlchange", "tempnotify", "tempnotifyoff"})
+SIDES = (0, 1)
+ROLES = ("p1", "p2")
+
+
+class ShowdownBattle(Battle):
+    """poke-env's ``Battle`` with value equality.
+
+    Two battle objects are equal when they carry the same battle tag, the same
+    player and the same protocol history, i.e. they are the same battle seen
+    from the same side (a seeded battle replayed with the same choices compares
+    equal). The hash uses the tag, which never changes.
+    """
+
+    def __init__(self, battle_tag: str, username: str, logger: logging.Logger, gen: int):
+        super().__init__(battle_tag, username, logger, gen)
+        self.protocol_history = hashlib.blake2b(digest_size=16)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ShowdownBattle):
+            return NotImplemented
+        return (
+            self.battle_tag == other.battle_tag
+            and self.player_username == other.player_username
+            and self.protocol_history.digest() == other.protocol_history.digest()
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.battle_tag, self.player_username))
+
+
+class PlayerView:
+    """One player's view of a battle, kept in a poke-env ``Battle``.
+
+    Lines are dispatched the way poke-env's ``Player`` does: requests go to
+    ``parse_request``, ``win``/``tie`` end the battle, ``error`` lines are choice
+    rejections, everything else goes to ``parse_message``.
+    """
+
+    __slots__ = (
+        "battle",
+        "error",
+        "finished",
+        "needs_choice",
+        "request",
+        "request_count",
+        "role",
+        "unavailable",
+    )
+
+    def __init__(
+        self,
+        battle_tag: str,
+        username: str,
+        opponent_username: str,
+        role: str,
+        gen: int,
+        team: str | None = None,
+    ):
+        self.role = role
+        self.battle = ShowdownBattle(battle_tag, username, logger, gen)
+        if team:
+            self.battle.teampreview_team = [
+                Pokemon(gen=gen, teambuilder=member)
+                for member in Teambuilder.parse_showdown_team(team)
+            ]
+        # The simulator never sends these two; without the title poke-env does not
+        # know the opponent's name.
+        names = (username, opponent_username) if role == "p1" else (opponent_username, username)
+        self.battle.parse_message(["", "init", "battle"])
+        self.battle.parse_message(["", "title", f"{names[0]} vs. {names[1]}"])
+        self.needs_choice = False
+        self.finished = False
+        self.request: dict[str, Any] | None = None
+        self.request_count = 0
+        self.error: str | None = None
+        self.unavailable = False
+
+    def feed(self, text: str) -> None:
+        """Apply a block of protocol lines (as the player receives them)."""
+        if not text:
+            return
+        battle = self.battle
+        battle.protocol_history.update(text.encode())
+        for line in text.split("\n"):
+            if not line or line[0] != "|":
+                continue
+            if line.startswith("|request|"):
+                payload = line[9:]
+                if payload:
+                    self._on_request(orjson.loads(payload))
+                continue
+            parts = line.split("|")
+            kind = parts[1]
+            if kind in _PLAYER_IGNORED:
+                continue
+            if kind == "win":
+                battle.won_by(parts[2])
+                self._finish()
+            elif kind == "tie":
+                battle.tied()
+                self._finish()
+            elif kind == "error":
+                self._on_error(line[7:])
+            elif kind == "bigerror":
+                logger.warning("Showdown: %s", line)
+            else:
+                battle.parse_message(parts)
+
+    def _on_request(self, request: dict[str, Any]) -> None:
+        self.battle.parse_request(request)
+        self.request = request
+        self.request_count += 1
+        self.needs_choice = not request.get("wait", False)
+        self.error = None
+        self.unavailable = False
+
+    def _on_error(self, message: str) -> None:
+        # [Invalid choice]: the request still stands, choose again.
+        # [Unavailable choice]: an updated request follows (e.g. a trap revealed).
+        self.error = message
+        self.needs_choice = True
+        self.unavailable = message.startswith("[Unavailable choice]")
+
+    def _finish(self) -> None:
+        self.finished = True
+        self.needs_choice = False
+
+
+class BattleSession(ABC):
+    """One live battle between two sides, seen through two :class:`PlayerView`s."""
+
+    fmt: BattleFormat
+    views: tuple[PlayerView, PlayerView]
+
+    @property
+    def battles(self) -> tuple[Battle, Battle]:
+        return (self.views[0].battle, self.views[1].battle)
+
+    @property
+    def finished(self) -> bool:
+        return self.views[0].finished or self.views[1].finished
+
+    def needs_choice(self, side: int) -> bool:
+        view = self.views[side]
+        return view.needs_choice and not view.finished
+
+    @property
+    def winner(self) -> int | None:
+        """0 or 1 for the winning side, None for a tie or an unfinished battle."""
+        for side in SIDES:
+            if self.views[side].battle.won:
+                return side
+        return None
+
+    def choose(self, choices: Mapping[int, str]) -> None:
+        """Send the choices of the sides that must decide, and wait for the battle.
+
+        When this returns, every side either has a decision to make
+        (:meth:`needs_choice`), waits for the other, or the battle is over.
+
+        Raises:
+            IllegalActionError: Showdown rejected a choice as invalid (the side must
+                choose again; the battle is unchanged).
+        """
+        for side in choices:
+            if not self.needs_choice(side):
+                raise IllegalActionError(
+                    f"Side {ROLES[side]} has no decision to make now (it waits for the "
+                    "opponent, or the battle is over)."
+                )
+        self._send(choices)
+        for side in choices:
+            view = self.views[side]
+            if view.error is not None and not view.unavailable:
+                message, view.error = view.error, None
+                raise IllegalActionError(
+                    f"Showdown rejected {ROLES[side]}'s choice {choices[side]!r}: {message}"
+                )
+
+    @abstractmethod
+    def _send(self, choices: Mapping[int, str]) -> None:
+        """Deliver the choices and feed the answers into the views."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the battle (forfeits it on a server if it is still running)."""
+
+    def replay_log(self) -> str | None:
+        """The spectator protocol log when the backend kept one."""
+        return None

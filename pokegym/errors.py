@@ -1,0 +1,54 @@
+"""Exceptions a user can cause or meet, each saying what to do about it."""
+
+from __future__ import annotations
+
+
+class PokegymError(Exception):
+    """Base class for every error raised on purpose by pokegym."""
+
+
+class NodeNotFoundError(PokegymError):
+    """Node.js or npm is missing or too old to run Pokémon Showdown."""
+
+
+class ShowdownInstallError(PokegymError):
+    """Installing the pinned Pokémon Showdown package with npm failed."""
+
+
+class SimulatorError(PokegymError):
+    """The Showdown simulator process died or answered something unusable.
+
+    The battles it hosted are lost; the next ``reset()`` of an environment starts
+    a fresh process.
+    """
+
+
+class BattleTimeoutError(PokegymError):
+    """A battle did not answer within its time limit (a stalled battle)."""
+
+
+class ServerError(PokegymError):
+    """A Showdown server could not be started, reached, or died mid-battle."""
+
+
+class PortInUseError(ServerError):
+    """The requested port is already taken by another program."""
+
+
+class UnknownFormatError(PokegymError, ValueError):
+    """Showdown does not know the requested battle format."""
+
+
+class InvalidTeamError(PokegymError, ValueError):
+    """A team failed Showdown's validator; the message carries its reasons."""
+
+
+class IllegalActionError(PokegymError, ValueError):
+    """An action is not legal in the current battle state. Nothing was sent."""
+
+
+class UnknownAgentError(PokegymError, KeyError):
+    """No agent is registered under the requested name."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
+        return str(self.args[0]) if self.args else ""

@@ -1,0 +1,208 @@
+'use strict';
+/**
+ * pokegym simulator bridge: one Node process hosting many Showdown battles.
+ *
+ * Protocol (newline-delimited JSON over stdin/stdout, strictly request/response):
+ *   in : {"c": [[op, ...args], ...]}      one line, a batch of commands
+ *   out: {"r": [result, ...]}             one line, a result per command, in order
+ *
+ * Commands
+ *   ["start", id, spec]      spec = {formatid, seed, p1: {name, team, seed}, p2: {...}, log}
+ *                            team: export text, packed text or null (random formats)
+ *   ["write", id, text]      simulator input lines, e.g. ">p1 move 1\n>p2 switch 3"
+ *   ["close", id]            drop a battle (finished or abandoned)
+ *   ["format", formatid]     facts about a format, or {"error": ...} when unknown
+ *   ["validate", formatid, team]  -> {"problems": [...] | null}
+ *   ["ping"]                 -> "pong"
+ *   ["crash"]                exits the process (tests use it)
+ *
+ * A battle command returns [p1Text, p2Text, logText, ended, errors]: the protocol
+ * lines each player would receive (Showdown's own per-side split of `|split|`
+ * blocks, requests included), the spectator log when asked for, whether the battle
+ * has ended and any simulator exceptions. `|t:|` timestamp lines are dropped so a
+ * seeded battle replays byte for byte.
+ */
+const path = require('path');
+const readline = require('readline');
+
+const showdownDir = process.argv[2];
+if (!showdownDir) {
+  process.stderr.write('usage: node sim_bridge.js <pokemon-showdown package dir>\n');
+  process.exit(2);
+}
+const sim = require(path.join(showdownDir, 'dist', 'sim'));
+const {extractChannelMessages} = require(path.join(showdownDir, 'dist', 'sim', 'battle'));
+const {BattleStream, Teams, TeamValidator, Dex} = sim;
+
+const battles = new Map();
+const TIMESTAMP = /^\|t:\|/;
+
+function keep(lines) {
+  const out = [];
+  for (const line of lines) if (!TIMESTAMP.test(line)) out.push(line);
+  return out;
+}
+
+function readTeam(team) {
+  if (team === null || team === undefined || team === '') return null;
+  if (Array.isArray(team)) return team;
+  if (team.includes('\n') || team.includes('\r')) {
+    const sets = Teams.import(team);
+    if (!sets || !sets.length) throw new Error('could not read the team text');
+    return sets;
+  }
+  return Teams.unpack(team);
+}
+
+class HostedBattle {
+  constructor(id, spec) {
+    this.id = id;
+    this.buf = {p1: [], p2: [], log: spec.log ? [] : null};
+    this.ended = false;
+    this.errors = [];
+    this.logChannel = spec.log === 'omniscient' ? -1 : 0;
+    const stream = new BattleStream({keepAlive: true});
+    stream.pushMessage = (type, data) => this.receive(type, data);
+    stream.pushError = (err) => this.errors.push(String((err && err.stack) || err));
+    stream.pushEnd = () => {};
+    this.stream = stream;
+    const start = {formatid: spec.formatid};
+    if (spec.seed) start.seed = spec.seed;
+    this.write(`>start ${JSON.stringify(start)}`);
+    for (const slot of ['p1', 'p2']) {
+      const player = spec[slot] || {};
+      const options = {name: player.name || slot};
+      const team = readTeam(player.team);
+      if (team) options.team = team;
+      if (player.seed) options.seed = player.seed;
+      this.write(`>player ${slot} ${JSON.stringify(options)}`);
+    }
+  }
+
+  receive(type, data) {
+    if (type === 'update') {
+      const channels = this.buf.log ? [1, 2, this.logChannel] : [1, 2];
+      const msgs = extractChannelMessages(data, channels);
+      this.buf.p1.push(...keep(msgs[1]));
+      this.buf.p2.push(...keep(msgs[2]));
+      if (this.buf.log) this.buf.log.push(...keep(msgs[this.logChannel]));
+    } else if (type === 'sideupdate') {
+      const nl = data.indexOf('\n');
+      const side = data.slice(0, nl);
+      if (side === 'p1' || side === 'p2') this.buf[side].push(data.slice(nl + 1));
+    } else if (type === 'end') {
+      this.ended = true;
+    }
+  }
+
+  write(text) {
+    // BattleStream._write runs the commands synchronously and flushes the
+    // battle's updates through pushMessage before returning.
+    this.stream._write(text);
+  }
+
+  flush() {
+    const out = [
+      this.buf.p1.join('\n'),
+      this.buf.p2.join('\n'),
+      this.buf.log ? this.buf.log.join('\n') : null,
+      this.ended,
+      this.errors,
+    ];
+    this.buf.p1 = [];
+    this.buf.p2 = [];
+    if (this.buf.log) this.buf.log = [];
+    this.errors = [];
+    return out;
+  }
+}
+
+function formatInfo(formatid) {
+  const format = Dex.formats.get(formatid);
+  if (!format.exists || format.effectType !== 'Format') {
+    return {error: `unknown format ${formatid}`};
+  }
+  const ruleTable = Dex.formats.getRuleTable(format);
+  const dex = Dex.forFormat(format);
+  return {
+    id: format.id,
+    name: format.name,
+    gen: dex.gen,
+    gameType: format.gameType || 'singles',
+    randomTeams: !!format.team,
+    teamPreview: ruleTable.has('teampreview'),
+    pickedTeamSize: ruleTable.pickedTeamSize || null,
+    maxTeamSize: ruleTable.maxTeamSize || 6,
+    dynamax: dex.gen === 8 && !ruleTable.has('dynamaxclause'),
+    terastal: dex.gen === 9 && !ruleTable.has('terastalclause'),
+  };
+}
+
+function validate(formatid, team) {
+  const validator = TeamValidator.get(formatid);
+  let sets;
+  try {
+    sets = readTeam(team);
+  } catch (err) {
+    return {problems: [`The team could not be read: ${err.message}`]};
+  }
+  if (!sets) return {problems: ['The team is empty.']};
+  return {problems: validator.validateTeam(sets) || null, packed: Teams.pack(sets)};
+}
+
+function run(cmd) {
+  const op = cmd[0];
+  switch (op) {
+    case 'start': {
+      const [, id, spec] = cmd;
+      if (battles.has(id)) throw new Error(`battle ${id} already exists`);
+      const battle = new HostedBattle(id, spec);
+      battles.set(id, battle);
+      return battle.flush();
+    }
+    case 'write': {
+      const battle = battles.get(cmd[1]);
+      if (!battle) throw new Error(`no battle ${cmd[1]}`);
+      battle.write(cmd[2]);
+      return battle.flush();
+    }
+    case 'close':
+      battles.delete(cmd[1]);
+      return true;
+    case 'format':
+      return formatInfo(cmd[1]);
+    case 'validate':
+      return validate(cmd[1], cmd[2]);
+    case 'ping':
+      return 'pong';
+    case 'stats':
+      return {battles: battles.size, rss: process.memoryUsage().rss};
+    case 'crash':
+      process.exit(3);
+      return null;
+    default:
+      throw new Error(`unknown command ${op}`);
+  }
+}
+
+const rl = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
+rl.on('line', (line) => {
+  if (!line) return;
+  let batch;
+  try {
+    batch = JSON.parse(line).c;
+  } catch (err) {
+    process.stdout.write(JSON.stringify({fatal: `bad request line: ${err.message}`}) + '\n');
+    return;
+  }
+  const results = [];
+  for (const cmd of batch) {
+    try {
+      results.push(run(cmd));
+    } catch (err) {
+      results.push({error: String((err && err.stack) || err)});
+    }
+  }
+  process.stdout.write(JSON.stringify({r: results}) + '\n');
+});
+rl.on('close', () => process.exit(0));
