@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from poke_env.battle import AbstractBattle
 
-from pokegym.actions import MOVE, N_ACTIONS, N_MOVES, ActionCodec
+from pokegym.actions import MOVE, N_ACTIONS, N_MOVES, SWITCH, ActionCodec
 from pokegym.agents import Agent, make_agent
 from pokegym.backends import Backend, BattleSession, make_backend
 from pokegym.errors import IllegalActionError, InvalidTeamError, PokegymError
@@ -151,6 +151,15 @@ class BattleSetup:
         self.max_turns = max_turns
         self.log_battles = log_battles
         self.session: BattleSession | None = None
+        # A backend built here from a name is ours to close; one passed in is not.
+        self._owns_backend = not isinstance(backend, Backend)
+
+    def _close_battle(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+        if self._owns_backend:
+            self.backend.close()
 
     def _make_reward(self) -> RewardFunction:
         return make_reward(self._reward_spec, team_size=self.team_size)
@@ -174,9 +183,6 @@ class BattleSetup:
             self.fmt, teams=teams, seeds=seeds, log=self.log_battles  # type: ignore[arg-type]
         )
         return self.session
-
-    def _default_lead(self, battle: AbstractBattle) -> str:
-        return "team " + "".join(str(i + 1) for i in range(len(battle.team)))
 
     def _observe(self, side: int, *, waiting: bool = False) -> dict[str, np.ndarray]:
         assert self.session is not None
@@ -285,32 +291,30 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
             raise PokegymError("The battle is over; call reset() to start a new one.")
         battle = session.battles[AGENT]
         index = self.codec.check(action, battle)
-        choices = {AGENT: self.codec.to_choice(index, battle)}
-        if session.needs_choice(OPPONENT):
-            choices[OPPONENT] = self._opponent_choice()
-        session.choose(choices)  # type: ignore[arg-type]
-        self._advance()
+        self._advance(self.codec.to_choice(index, battle))
         terminated = session.finished
         truncated = not terminated and self._truncated()
         reward = float(self._reward(battle))
         obs = self._observe(AGENT)
         self._last_obs = obs
         if self.render_mode == "human":
-            print(self.render())
+            self.render()
         return obs, reward, terminated, truncated, self._info()
 
     def render(self) -> str | None:  # type: ignore[override]
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'.")
             return None
-        if self.session is None:
-            return "No battle yet; call reset()."
-        return render_battle(self.battle, self.codec)
+        text = "No battle yet; call reset()." if self.session is None else render_battle(
+            self.battle, self.codec
+        )
+        if self.render_mode == "human":
+            print(text, flush=True)
+            return None
+        return text
 
     def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
-            self.session = None
+        self._close_battle()
 
     # ---------------------------------------------------------------- helpers
     @property
@@ -348,43 +352,83 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
                 info["log"] = log
         return info
 
-    def _advance(self) -> None:
-        """Let the opponent (and team preview) play until the agent must decide."""
+    def _advance(self, agent_choice: str | None = None) -> None:
+        """Send the agent's choice, then let the opponent play until the agent must decide."""
         session = self.session
         assert session is not None
-        guard = 0
-        while not session.finished and not self._truncated():
-            agent_turn = session.needs_choice(AGENT)
-            if agent_turn and not (self.session.battles[AGENT].teampreview and not self.team_preview):
+        for _ in range(10_000):
+            if self._truncated():
                 return
-            choices: dict[int, str] = {}
-            if agent_turn:
-                choices[AGENT] = self._default_lead(session.battles[AGENT])
-            if session.needs_choice(OPPONENT):
-                choices[OPPONENT] = self._opponent_choice()
-            if not choices:
-                raise PokegymError(
-                    "Neither player has a decision to make but the battle is not over; "
-                    "the battle is out of sync. Call reset()."
-                )
-            session.choose(choices)
-            guard += 1
-            if guard > 10_000:
-                raise PokegymError("The opponent kept playing without end; call reset().")
-
-    def _opponent_choice(self) -> str:
-        assert self.session is not None
-        battle = self.session.battles[OPPONENT]
-        if battle.teampreview:
-            preview = getattr(self.opponent, "team_preview", None) or getattr(
-                self.opponent, "teampreview", None
+            choices = next_choices(
+                session,
+                agent_choice=agent_choice,
+                team_preview=self.team_preview,
+                opponent=self.opponent,
+                codec=self.codec,
+                rng=self.np_random,
             )
-            if callable(preview):
-                return self.codec.order_to_choice(str(preview(battle)), battle)
-            lead = int(self.np_random.integers(len(battle.team)))
-            return self.codec.to_choice(8 + lead, battle) or "default"
-        order = self.opponent.choose(battle)
-        try:
-            return self.codec.order_to_choice(order, battle)
-        except IllegalActionError as exc:
-            raise IllegalActionError(f"The opponent agent chose an illegal order: {exc}") from exc
+            if choices is None:
+                return
+            agent_choice = None
+            session.choose(choices)
+        raise PokegymError("The opponent kept playing without end; call reset().")
+
+
+def default_lead(battle: AbstractBattle) -> str:
+    """Team Preview choice that keeps the team-sheet order (slot 1 leads)."""
+    return "team " + "".join(str(i + 1) for i in range(len(battle.team)))
+
+
+def opponent_choice(
+    opponent: Agent, battle: AbstractBattle, codec: ActionCodec, rng: np.random.Generator
+) -> str:
+    """Ask a scripted opponent for its choice and check it against the rules."""
+    if battle.teampreview:
+        preview = getattr(opponent, "team_preview", None) or getattr(opponent, "teampreview", None)
+        if callable(preview):
+            return codec.order_to_choice(str(preview(battle)), battle)
+        lead = int(rng.integers(len(battle.team)))
+        return codec.to_choice(SWITCH + lead, battle) or "default"
+    order = opponent.choose(battle)
+    try:
+        return codec.order_to_choice(order, battle)
+    except IllegalActionError as exc:
+        raise IllegalActionError(f"The opponent agent chose an illegal order: {exc}") from exc
+
+
+def next_choices(
+    session: BattleSession,
+    *,
+    agent_choice: str | None,
+    team_preview: bool,
+    opponent: Agent,
+    codec: ActionCodec,
+    rng: np.random.Generator,
+) -> dict[int, str] | None:
+    """The choices to send next in a battle against a scripted opponent.
+
+    Returns None when nothing can be sent: the battle is over, or the agent must
+    decide and ``agent_choice`` is None. The agent's Team Preview is answered with
+    :func:`default_lead` unless ``team_preview`` makes it the agent's decision.
+    """
+    if session.finished:
+        return None
+    choices: dict[int, str] = {}
+    if session.needs_choice(AGENT):
+        battle = session.battles[AGENT]
+        if battle.teampreview and not team_preview:
+            choices[AGENT] = default_lead(battle)
+        elif agent_choice is not None:
+            choices[AGENT] = agent_choice
+        else:
+            return None
+    if session.needs_choice(OPPONENT):
+        choices[OPPONENT] = opponent_choice(
+            opponent, session.battles[OPPONENT], codec, rng
+        )
+    if not choices:
+        raise PokegymError(
+            "Neither player has a decision to make but the battle is not over; "
+            "the battle is out of sync. Call reset()."
+        )
+    return choices

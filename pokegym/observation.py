@@ -45,8 +45,11 @@ TYPES = [
     PokemonType.STEEL, PokemonType.WATER,
 ]  # fmt: skip
 TYPE_INDEX = {t: i for i, t in enumerate(TYPES)}
+# Enum members hash through a Python-level __hash__; the hot path keys on id().
+_TYPE_BY_ID = {id(t): i for i, t in enumerate(TYPES)}
 STATUSES = [Status.BRN, Status.PAR, Status.SLP, Status.FRZ, Status.PSN, Status.TOX]
 STATUS_INDEX = {s: i for i, s in enumerate(STATUSES)}
+_STATUS_BY_ID = {id(s): i for i, s in enumerate(STATUSES)}
 BOOSTS = ["atk", "def", "spa", "spd", "spe", "accuracy", "evasion"]
 STATS = ["hp", "atk", "def", "spa", "spd", "spe"]
 CATEGORIES = [MoveCategory.PHYSICAL, MoveCategory.SPECIAL, MoveCategory.STATUS]
@@ -68,7 +71,7 @@ MOVE_FEATURES: list[tuple[str, int, str]] = [
     ("present", 1, "1 if the slot holds a move (opponent: a revealed move)"),
     ("base_power", 1, "base power / 150 (0 for status moves)"),
     ("accuracy", 1, "accuracy in [0, 1]; moves that never miss are 1"),
-    ("priority", 1, "priority / 5"),
+    ("priority", 1, "priority / 7 (Trick Room is -7, Helping Hand +5)"),
     ("pp_fraction", 1, "remaining PP / max PP (opponent: from PP used so far)"),
     ("type", 18, "one-hot move type (" + ", ".join(t.name.lower() for t in TYPES) + ")"),
     ("category", 3, "one-hot physical, special, status"),
@@ -166,8 +169,11 @@ def observation_space() -> spaces.Dict:
 
 
 @cache
-def _move_static(move_id: str, gen: int) -> np.ndarray | None:
-    """The features of a move that never change (cached per move id)."""
+def _move_static(move_id: str, gen: int) -> tuple[np.ndarray, PokemonType, bool, int] | None:
+    """The features of a move that never change, cached per move id.
+
+    Returns ``(vector, type, is_status, max_pp)`` or None for an unknown move.
+    """
     try:
         move = Move(move_id, gen=gen)
         entry = move.entry
@@ -180,12 +186,14 @@ def _move_static(move_id: str, gen: int) -> np.ndarray | None:
     vec[_M["base_power"]] = min(move.base_power / 150.0, HIGH)
     accuracy = move.accuracy
     vec[_M["accuracy"]] = 1.0 if accuracy is True else float(accuracy)
-    vec[_M["priority"]] = move.priority / 5.0
-    type_index = TYPE_INDEX.get(move.type)
+    vec[_M["priority"]] = move.priority / 7.0
+    move_type = move.type
+    type_index = TYPE_INDEX.get(move_type)
     if type_index is not None:
         vec[_M["type"] + type_index] = 1.0
-    vec[_M["category"] + CATEGORIES.index(move.category)] = 1.0
-    return vec
+    category = move.category
+    vec[_M["category"] + CATEGORIES.index(category)] = 1.0
+    return vec, move_type, category is MoveCategory.STATUS, move.max_pp
 
 
 @cache
@@ -193,25 +201,39 @@ def _type_chart(gen: int) -> dict[str, dict[str, float]]:
     return GenData.from_gen(gen).type_chart  # type: ignore[no-any-return]
 
 
-@cache
+_multipliers: dict[tuple[int, ...], float] = {}
+
+
 def _multiplier(move_type: PokemonType, defender: tuple[PokemonType, ...], gen: int) -> float:
-    if not defender:
-        return 1.0
-    chart = _type_chart(gen)
-    return float(
-        move_type.damage_multiplier(
-            defender[0], defender[1] if len(defender) > 1 else None, type_chart=chart
-        )
-    )
+    key = (gen, id(move_type), *map(id, defender))
+    value = _multipliers.get(key)
+    if value is None:
+        value = 1.0
+        if defender:
+            value = float(
+                move_type.damage_multiplier(
+                    defender[0],
+                    defender[1] if len(defender) > 1 else None,
+                    type_chart=_type_chart(gen),
+                )
+            )
+        _multipliers[key] = value
+    return value
 
 
-@cache
+_type_vectors: dict[tuple[int, ...], np.ndarray] = {}
+
+
 def _one_hot_types(types: tuple[PokemonType, ...]) -> np.ndarray:
-    vec = np.zeros(len(TYPES), dtype=np.float32)
-    for t in types:
-        index = TYPE_INDEX.get(t)
-        if index is not None:
-            vec[index] = 1.0
+    key = tuple(map(id, types))
+    vec = _type_vectors.get(key)
+    if vec is None:
+        vec = np.zeros(len(TYPES), dtype=np.float32)
+        for t in types:
+            index = _TYPE_BY_ID.get(id(t))
+            if index is not None:
+                vec[index] = 1.0
+        _type_vectors[key] = vec
     return vec
 
 
@@ -286,14 +308,14 @@ class ObservationEncoder:
         fainted = mon.fainted
         out[base + _P["fainted"]] = 1.0 if fainted else 0.0
         out[base + _P["hp_fraction"]] = 0.0 if fainted else mon.current_hp_fraction
-        status = STATUS_INDEX.get(mon.status) if mon.status is not None else None
+        status = _STATUS_BY_ID.get(id(mon.status))
         if status is not None:
             out[base + _P["status"] + status] = 1.0
         types = tuple(mon.types)
         out[base + _P["types"] : base + _P["types"] + 18] = _one_hot_types(types)
         tera = mon.tera_type
         if tera is not None and (own or mon.is_terastallized):
-            index = TYPE_INDEX.get(tera)
+            index = _TYPE_BY_ID.get(id(tera))
             if index is not None:
                 out[base + _P["tera_type"] + index] = 1.0
         out[base + _P["terastallized"]] = 1.0 if mon.is_terastallized else 0.0
@@ -315,20 +337,20 @@ class ObservationEncoder:
             out[base + _P["ability_known"]] = 1.0 if mon.ability else 0.0
 
         moves_base = base + _P["moves"]
+        pp_offset, eff_offset, stab_offset = _M["pp_fraction"], _M["effectiveness"], _M["stab"]
         for slot, move in enumerate(list(mon.moves.values())[:N_MOVE_SLOTS]):
             static = _move_static(move.id, gen)
             if static is None:
                 continue
+            vec, move_type, is_status, max_pp = static
             m = moves_base + slot * MOVE_SIZE
-            out[m : m + MOVE_SIZE] = static
-            max_pp = move.max_pp
+            out[m : m + MOVE_SIZE] = vec
             if max_pp:
-                out[m + _M["pp_fraction"]] = max(0.0, min(1.0, move.current_pp / max_pp))
-            move_type = move.type
-            if other_types and move.category is not MoveCategory.STATUS:
-                out[m + _M["effectiveness"]] = _multiplier(move_type, other_types, gen) / 4.0
+                out[m + pp_offset] = max(0.0, min(1.0, move.current_pp / max_pp))
+            if other_types and not is_status:
+                out[m + eff_offset] = _multiplier(move_type, other_types, gen) / 4.0
             if move_type in types:
-                out[m + _M["stab"]] = 1.0
+                out[m + stab_offset] = 1.0
 
     def _field(self, out: np.ndarray, battle: AbstractBattle) -> None:
         f = FIELD_OFFSET

@@ -86,6 +86,8 @@ class PlayerView:
         role: str,
         gen: int,
         team: str | None = None,
+        *,
+        synthetic_header: bool = True,
     ):
         self.role = role
         self.battle = ShowdownBattle(battle_tag, username, logger, gen)
@@ -94,11 +96,12 @@ class PlayerView:
                 Pokemon(gen=gen, teambuilder=member)
                 for member in Teambuilder.parse_showdown_team(team)
             ]
-        # The simulator never sends these two; without the title poke-env does not
-        # know the opponent's name.
-        names = (username, opponent_username) if role == "p1" else (opponent_username, username)
-        self.battle.parse_message(["", "init", "battle"])
-        self.battle.parse_message(["", "title", f"{names[0]} vs. {names[1]}"])
+        if synthetic_header:
+            # The simulator never sends these two (a server does); without the title
+            # poke-env does not know the opponent's name.
+            names = (username, opponent_username) if role == "p1" else (opponent_username, username)
+            self.battle.parse_message(["", "init", "battle"])
+            self.battle.parse_message(["", "title", f"{names[0]} vs. {names[1]}"])
         self.needs_choice = False
         self.finished = False
         self.request: dict[str, Any] | None = None
@@ -136,6 +139,11 @@ class PlayerView:
                 logger.warning("Showdown: %s", line)
             else:
                 battle.parse_message(parts)
+
+    def feed_requests(self, requests: list[dict[str, Any]]) -> None:
+        """Apply requests that arrived already decoded (after this side's lines)."""
+        for request in requests:
+            self._on_request(request)
 
     def _on_request(self, request: dict[str, Any]) -> None:
         self.battle.parse_request(request)

@@ -56,6 +56,7 @@ class SimBattleSession(BattleSession):
         seeds: tuple[int, int, int],
         log: str | None = None,
         names: tuple[str, str] = PLAYER_NAMES,
+        start: bool = True,
     ):
         simulator.ensure_running()
         self.simulator = simulator
@@ -73,14 +74,17 @@ class SimBattleSession(BattleSession):
         spec: dict[str, Any] = {"formatid": fmt.id, "seed": seed_string(seeds[0]), "log": log}
         for side, role in enumerate(ROLES):
             spec[role] = {"name": names[side], "team": teams[side], "seed": seed_string(seeds[side + 1])}
-        result = simulator.call([["start", self.battle_id, spec]])[0]
-        self._absorb(result, starting=True)
+        #: The simulator command that opens the battle (sent now, or batched by the caller).
+        self.start_command: list[Any] = ["start", self.battle_id, spec]
+        if start:
+            self.absorb(simulator.call([self.start_command])[0], starting=True)
 
-    # The start and every write return [p1 text, p2 text, log text, ended, errors].
+    # The start and every write return
+    # [p1 text, p2 text, log text, ended, errors, p1 requests, p2 requests].
     def _absorb(self, result: Any, starting: bool = False) -> None:
         if isinstance(result, dict):
             raise SimulatorError(f"The simulator failed on battle {self.battle_id}: {result['error']}")
-        p1_text, p2_text, log_text, _ended, errors = result
+        p1_text, p2_text, log_text, _ended, errors, p1_requests, p2_requests = result
         if errors:
             message = errors[0].split("\n")[0]
             if starting and ("team" in message.lower() or "validat" in message.lower()):
@@ -88,8 +92,13 @@ class SimBattleSession(BattleSession):
             raise SimulatorError(f"Showdown raised an error in battle {self.battle_id}: {errors[0]}")
         if self._log is not None and log_text:
             self._log.append(log_text)
-        self.views[0].feed(p1_text)
-        self.views[1].feed(p2_text)
+        views = self.views
+        views[0].feed(p1_text)
+        views[1].feed(p2_text)
+        if p1_requests:
+            views[0].feed_requests(p1_requests)
+        if p2_requests:
+            views[1].feed_requests(p2_requests)
 
     def _check_alive(self) -> None:
         if self._closed:
@@ -123,9 +132,9 @@ class SimBattleSession(BattleSession):
             self.views[side].needs_choice = False
         return ["write", self.battle_id, text]
 
-    def absorb(self, result: Any) -> None:
-        """Apply the result of a command built by :meth:`command`."""
-        self._absorb(result)
+    def absorb(self, result: Any, starting: bool = False) -> None:
+        """Apply the result of :attr:`start_command` or of a :meth:`command`."""
+        self._absorb(result, starting=starting)
 
     def close(self) -> None:
         if self._closed:

@@ -16,10 +16,11 @@
  *   ["ping"]                 -> "pong"
  *   ["crash"]                exits the process (tests use it)
  *
- * A battle command returns [p1Text, p2Text, logText, ended, errors]: the protocol
- * lines each player would receive (Showdown's own per-side split of `|split|`
- * blocks, requests included), the spectator log when asked for, whether the battle
- * has ended and any simulator exceptions. `|t:|` timestamp lines are dropped so a
+ * A battle command returns [p1Text, p2Text, logText, ended, errors, p1Requests,
+ * p2Requests]: the protocol lines each player would receive (Showdown's own
+ * per-side split of `|split|` blocks), the spectator log when asked for, whether
+ * the battle has ended, any simulator exceptions, and the `|request|` objects each
+ * player received (they come after that player's lines). `|t:|` timestamp lines are dropped so a
  * seeded battle replays byte for byte.
  */
 const path = require('path');
@@ -58,6 +59,7 @@ class HostedBattle {
   constructor(id, spec) {
     this.id = id;
     this.buf = {p1: [], p2: [], log: spec.log ? [] : null};
+    this.requests = {p1: [], p2: []};
     this.ended = false;
     this.errors = [];
     this.logChannel = spec.log === 'omniscient' ? -1 : 0;
@@ -89,7 +91,14 @@ class HostedBattle {
     } else if (type === 'sideupdate') {
       const nl = data.indexOf('\n');
       const side = data.slice(0, nl);
-      if (side === 'p1' || side === 'p2') this.buf[side].push(data.slice(nl + 1));
+      if (side !== 'p1' && side !== 'p2') return;
+      const body = data.slice(nl + 1);
+      if (body.startsWith('|request|')) {
+        // Requests travel as raw JSON (not as an escaped string): see flush().
+        if (body.length > 9) this.requests[side].push(body.slice(9));
+      } else {
+        this.buf[side].push(body);
+      }
     } else if (type === 'end') {
       this.ended = true;
     }
@@ -101,19 +110,35 @@ class HostedBattle {
     this.stream._write(text);
   }
 
+  /**
+   * The battle's news since the last flush, as the JSON text of
+   * [p1Text, p2Text, logText, ended, errors, p1Requests, p2Requests].
+   * Request objects are spliced in as the simulator wrote them, so they are
+   * neither escaped here nor decoded twice on the Python side.
+   */
   flush() {
-    const out = [
+    const head = JSON.stringify([
       this.buf.p1.join('\n'),
       this.buf.p2.join('\n'),
       this.buf.log ? this.buf.log.join('\n') : null,
       this.ended,
       this.errors,
-    ];
+    ]);
+    const out = `${head.slice(0, -1)},[${this.requests.p1.join(',')}],[${this.requests.p2.join(',')}]]`;
     this.buf.p1 = [];
     this.buf.p2 = [];
     if (this.buf.log) this.buf.log = [];
+    this.requests.p1 = [];
+    this.requests.p2 = [];
     this.errors = [];
-    return out;
+    return new RawJSON(out);
+  }
+}
+
+/** A result already serialised to JSON text. */
+class RawJSON {
+  constructor(text) {
+    this.text = text;
   }
 }
 
@@ -197,12 +222,14 @@ rl.on('line', (line) => {
   }
   const results = [];
   for (const cmd of batch) {
+    let result;
     try {
-      results.push(run(cmd));
+      result = run(cmd);
     } catch (err) {
-      results.push({error: String((err && err.stack) || err)});
+      result = {error: String((err && err.stack) || err)};
     }
+    results.push(result instanceof RawJSON ? result.text : JSON.stringify(result));
   }
-  process.stdout.write(JSON.stringify({r: results}) + '\n');
+  process.stdout.write(`{"r":[${results.join(',')}]}\n`);
 });
 rl.on('close', () => process.exit(0));
