@@ -45,6 +45,26 @@ class ShowdownBattle(Battle):
     def __init__(self, battle_tag: str, username: str, logger: logging.Logger, gen: int):
         super().__init__(battle_tag, username, logger, gen)
         self.protocol_history = hashlib.blake2b(digest_size=16)
+        self._request_entries: dict[str, dict[str, Any]] = {}
+
+    def _update_team_from_request(
+        self, side: dict[str, Any], strict_battle_tracking: bool = False
+    ) -> None:
+        # Every request repeats the whole team; re-applying an entry that is equal to
+        # the previous request's (and agrees on who is active) changes nothing, so
+        # only the others are passed on. This halves the cost of a request.
+        entries = side["pokemon"]
+        previous = self._request_entries
+        team = self.team
+        changed = []
+        for entry in entries:
+            mon = team.get(entry["ident"])
+            if mon is None or mon.active != entry["active"] or previous.get(entry["ident"]) != entry:
+                changed.append(entry)
+        self._request_entries = {entry["ident"]: entry for entry in entries}
+        if len(changed) != len(entries):
+            side = {**side, "pokemon": changed}
+        super()._update_team_from_request(side, strict_battle_tracking)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ShowdownBattle):
