@@ -19,6 +19,7 @@ expects).
 from __future__ import annotations
 
 import os
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,8 @@ class _Slot:
         self.session: SimBattleSession | None = None
         self.agent_choice: str | None = None
         self.needs_reset = True
-        self.final_info: dict[str, Any] = {}
+        self.obs: np.ndarray | None = None
+        self.mask: np.ndarray | None = None
 
 
 class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
@@ -71,6 +73,8 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
         opponent: an agent name/spec (a fresh agent per battle) or an agent object
             (shared by all battles; it must not keep per-battle state).
         num_simulators: Node processes (default: one per CPU core, at most num_envs).
+        chunk_size: battles per message to a simulator; small chunks let Python
+            parse one chunk while Node simulates the next.
         autoreset_mode: ``"next_step"`` or ``"same_step"`` (see the module doc).
         **setup: the keyword arguments of :class:`~pokegym.env.BattleSetup`
             (teams, reward, max_turns, team_preview, ...; the backend is always ``sim``).
@@ -85,6 +89,7 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
         *,
         opponent: Any = "random",
         num_simulators: int | None = None,
+        chunk_size: int = 2,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         **setup: Any,
     ):
@@ -102,6 +107,9 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
             sim.ensure_running()
         self.setup = BattleSetup(battle_format, backend=SimBackend(self.simulators[0]), **setup)
         self.num_envs = num_envs
+        if chunk_size < 1:
+            raise ValueError("chunk_size must be at least 1")
+        self.chunk_size = chunk_size
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.autoreset_mode = mode
         self.single_observation_space = observation_space()
@@ -205,14 +213,17 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
     def _run(self, active: set[int]) -> None:
         """Drive the given battles until each waits for its agent (or has ended).
 
-        Battles flagged ``needs_reset`` are started first. Rounds repeat while some
-        battle still has something to send (the opponent replacing a fainted
-        Pokémon, Team Preview), each round batched per simulator and pipelined
-        across simulators.
+        Battles flagged ``needs_reset`` are started first. Work goes out in small
+        chunks, each sent as soon as it is built and spread over the simulator
+        processes; answers are parsed (and observations encoded) in the order the
+        chunks were sent, so Python works on one chunk while Node simulates the
+        next. A battle that still has something to send after its answer (the
+        opponent replacing a fainted Pokémon, Team Preview) goes out again at once.
         """
         setup = self.setup
-        for i in active:
+        for i in sorted(active):
             slot = self.slots[i]
+            slot.obs = None
             if slot.needs_reset:
                 if slot.session is not None:
                     slot.session.close()
@@ -227,49 +238,76 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
                     log=setup.log_battles, start=False,
                 )
                 slot.agent_choice = None
-        pending = {i: self.slots[i].needs_reset for i in active}
-        for _ in range(10_000):
-            groups: dict[int, list[tuple[_Slot, list[Any], bool]]] = {}
-            for i, starting in pending.items():
-                slot = self.slots[i]
-                session = slot.session
-                assert session is not None
-                if starting:
-                    command = session.start_command
-                else:
-                    if session.battles[AGENT].turn >= setup.max_turns:
-                        continue
-                    choices = next_choices(
-                        session,
-                        agent_choice=slot.agent_choice,
-                        team_preview=setup.team_preview,
-                        opponent=slot.opponent,
-                        codec=setup.codec,
-                        rng=slot.rng,
-                    )
-                    if choices is None:
-                        continue
-                    slot.agent_choice = None
-                    command = session.command(choices)
-                groups.setdefault(id(slot.simulator), []).append((slot, command, starting))
-            if not groups:
+        in_flight: deque[tuple[Simulator, list[tuple[_Slot, bool]]]] = deque()
+        building: dict[int, list[tuple[_Slot, list[Any], bool]]] = {}
+
+        def flush(sim: Simulator) -> None:
+            chunk = building.pop(id(sim), None)
+            if chunk:
+                sim.submit([command for _, command, _ in chunk])
+                in_flight.append((sim, [(slot, starting) for slot, _, starting in chunk]))
+
+        def schedule(slot: _Slot) -> None:
+            command, starting = self._next_command(slot)
+            if command is None:
+                self._encode(slot)
                 return
-            batches = list(groups.values())
-            # Pipeline: all batches are in flight before the first answer is parsed.
-            for batch in batches:
-                batch[0][0].simulator.submit([command for _, command, _ in batch])
-            pending = {}
-            for batch in batches:
-                results = batch[0][0].simulator.collect()
-                for (slot, _, starting), result in zip(batch, results):
-                    assert slot.session is not None
-                    slot.session.absorb(result, starting=starting)
-                    self._check_errors(slot)
-                    if starting:
-                        slot.needs_reset = False
-                        slot.reward.reset(slot.session.battles[AGENT])
-                    pending[slot.index] = False
-        raise PokegymError("The battles kept playing without end.")
+            chunk = building.setdefault(id(slot.simulator), [])
+            chunk.append((slot, command, starting))
+            if len(chunk) >= self.chunk_size:
+                flush(slot.simulator)
+
+        for i in sorted(active):
+            schedule(self.slots[i])
+        for sim in self.simulators:
+            flush(sim)
+        rounds = 0
+        while in_flight:
+            rounds += 1
+            if rounds > 100_000:
+                raise PokegymError("The battles kept playing without end.")
+            sim, chunk = in_flight.popleft()
+            results = sim.collect()
+            for (slot, starting), result in zip(chunk, results):
+                assert slot.session is not None
+                slot.session.absorb(result, starting=starting)
+                self._check_errors(slot)
+                if starting:
+                    slot.needs_reset = False
+                    slot.reward.reset(slot.session.battles[AGENT])
+                schedule(slot)
+            if not in_flight or all(s is not sim for s, _ in in_flight):
+                for other in self.simulators:
+                    flush(other)
+            else:
+                flush(sim)
+
+    def _next_command(self, slot: _Slot) -> tuple[list[Any] | None, bool]:
+        """The next simulator command of a battle, or None if it waits for its agent."""
+        session = slot.session
+        assert session is not None
+        if slot.needs_reset:
+            return session.start_command, True
+        if session.battles[AGENT].turn >= self.setup.max_turns:
+            return None, False
+        choices = next_choices(
+            session,
+            agent_choice=slot.agent_choice,
+            team_preview=self.setup.team_preview,
+            opponent=slot.opponent,
+            codec=self.setup.codec,
+            rng=slot.rng,
+        )
+        if choices is None:
+            return None, False
+        slot.agent_choice = None
+        return session.command(choices), False
+
+    def _encode(self, slot: _Slot) -> None:
+        assert slot.session is not None
+        battle = slot.session.battles[AGENT]
+        slot.obs = self.setup.encoder.encode(battle)
+        slot.mask = self.setup.codec.mask(battle)
 
     def _check_errors(self, slot: _Slot) -> None:
         assert slot.session is not None
@@ -290,17 +328,18 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
         return [own, setup.opponent_pool.sample(slot.rng).text]
 
     def _mask(self, slot: _Slot) -> np.ndarray:
-        assert slot.session is not None
-        return self.setup.codec.mask(slot.session.battles[AGENT])
+        if slot.mask is None:
+            self._encode(slot)
+        return slot.mask  # type: ignore[return-value]
 
     def _observations(self) -> dict[str, np.ndarray]:
         obs = np.empty((self.num_envs, self.setup.encoder.size), dtype=np.float32)
         masks = np.empty((self.num_envs, N_ACTIONS), dtype=np.int8)
         for slot in self.slots:
-            assert slot.session is not None
-            battle = slot.session.battles[AGENT]
-            obs[slot.index] = self.setup.encoder.encode(battle)
-            masks[slot.index] = self.setup.codec.mask(battle)
+            if slot.obs is None:
+                self._encode(slot)
+            obs[slot.index] = slot.obs
+            masks[slot.index] = slot.mask
         return {"observation": obs, "action_mask": masks}
 
     def _info_of(self, slot: _Slot) -> dict[str, Any]:

@@ -1,0 +1,200 @@
+"""The ``pokegym`` command line.
+
+    pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
+    pokegym bench env [--quick]
+    pokegym showdown install | start [--port N] | status
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pokegym.errors import PokegymError
+
+
+def _battle(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from pokegym.agents import make_agent, parse_agent_spec
+    from pokegym.env import BattleSetup
+    from pokegym.match import run_match
+
+    setup = BattleSetup(
+        args.format,
+        team=args.p1_team,
+        opponent_team=args.p2_team,
+        mirror=args.mirror,
+        dynamax=not args.no_dynamax,
+        max_turns=args.max_turns,
+        backend=args.backend,
+        server_url=args.server_url,
+        log_battles="spectator" if args.replays else None,
+    )
+    agents = (make_agent(args.p1), make_agent(args.p2))
+    names = (parse_agent_spec(args.p1)[0], parse_agent_spec(args.p2)[0])
+    if names[0] == names[1]:
+        names = (f"{names[0]} (A)", f"{names[1]} (B)")
+    print(
+        f"{setup.fmt.name}: {names[0]} vs {names[1]}, {args.battles} battles on the "
+        f"{setup.backend.name} backend (sides alternate), seed {args.seed}",
+        flush=True,
+    )
+    bar = tqdm(total=args.battles, unit="battle", disable=args.quiet, file=sys.stderr)
+    wins = [0, 0]
+
+    def on_battle(record: object) -> None:
+        winner = getattr(record, "winner", None)
+        if winner is not None:
+            wins[winner] += 1
+        bar.set_postfix_str(f"{names[0]} {wins[0]} - {wins[1]} {names[1]}")
+        bar.update(1)
+
+    try:
+        result = run_match(
+            setup, agents, names, args.battles, seed=args.seed,
+            keep_logs=bool(args.replays), on_battle=on_battle,
+        )
+    finally:
+        bar.close()
+        setup.backend.close()
+    print(result.summary())
+    if args.replays:
+        folder = Path(args.replays)
+        folder.mkdir(parents=True, exist_ok=True)
+        for index, record in enumerate(result.battles):
+            if record.log:
+                (folder / f"battle-{index:04d}-{record.seed:x}.log").write_text(record.log)
+        print(f"Protocol logs of {len(result.battles)} battles written to {folder}/")
+    if args.json:
+        payload = {
+            "format": setup.fmt.id,
+            "agents": list(names),
+            "battles": [
+                {
+                    "seed": b.seed, "seats": list(b.seats), "winner": b.winner,
+                    "turns": b.turns, "truncated": b.truncated, "seconds": b.seconds,
+                }
+                for b in result.battles
+            ],
+            "win_rate": {name: result.win_rate(k) for k, name in enumerate(names)},
+        }
+        Path(args.json).write_text(json.dumps(payload, indent=2))
+        print(f"Results written to {args.json}")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    if args.what == "env":
+        from pokegym.bench.env_bench import main as bench_main
+
+        return bench_main(args.rest)
+    raise PokegymError(f"Unknown benchmark {args.what!r}; available: env")
+
+
+def _showdown(args: argparse.Namespace) -> int:
+    from pokegym.showdown import install
+
+    if args.action == "install":
+        folder = install.install_showdown(force=args.force)
+        print(f"Pokémon Showdown {install.pinned_version()} is installed in {folder}")
+        return 0
+    if args.action == "status":
+        info = install.find_node()
+        print(f"node: {info.node} v{'.'.join(map(str, info.version))}; npm: {info.npm or 'missing'}")
+        if install.is_installed():
+            print(f"showdown: {install.pinned_version()} installed at {install.showdown_package_dir(install=False)}")
+        else:
+            print(f"showdown: not installed (expected in {install.install_dir()}); "
+                  "run `pokegym showdown install`")
+        from pokegym.showdown.server import is_showdown, port_in_use
+
+        if is_showdown(args.port):
+            print(f"server: a Showdown server answers on 127.0.0.1:{args.port}")
+        elif port_in_use(args.port):
+            print(f"server: port {args.port} is in use by something that is not a Showdown server")
+        else:
+            print(f"server: nothing listens on 127.0.0.1:{args.port} (`pokegym showdown start`)")
+        return 0
+    if args.action == "start":
+        from pokegym.showdown.server import LocalServer
+
+        server = LocalServer(port=args.port).start()
+        print(f"Showdown server running on {server.websocket_url} (pid {server.pid}); "
+              "Ctrl-C stops it.", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        try:
+            while server.is_running():
+                time.sleep(0.5)
+            print(f"The server exited:\n{server.log_tail()}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("Stopping the server.")
+            return 0
+        finally:
+            server.stop()
+    raise PokegymError(f"Unknown action {args.action!r}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pokegym", description="Pokémon Showdown battles as RL environments, and agents."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    battle = sub.add_parser("battle", help="play battles between two agents and summarise them")
+    battle.add_argument("--format", default="gen9randombattle", help="Showdown format id")
+    battle.add_argument("--p1", default="random", help="agent spec, e.g. random, max_power:seed=1")
+    battle.add_argument("--p2", default="max_power", help="agent spec for the other side")
+    battle.add_argument("--battles", type=int, default=50, help="number of battles")
+    battle.add_argument("--seed", type=int, default=0, help="seed of the whole match")
+    battle.add_argument("--p1-team", help="team file/folder for --p1 (formats with teams)")
+    battle.add_argument("--p2-team", help="team file/folder for --p2")
+    battle.add_argument("--mirror", action="store_true", help="both sides play the same team")
+    battle.add_argument("--no-dynamax", action="store_true", help="gen 8: add the Dynamax Clause")
+    battle.add_argument("--max-turns", type=int, default=500, help="truncate battles at this turn")
+    battle.add_argument("--backend", choices=["sim", "server"], default="sim")
+    battle.add_argument("--server-url", help="server for --backend server (default: start one)")
+    battle.add_argument("--replays", metavar="DIR", help="write each battle's protocol log here")
+    battle.add_argument("--json", metavar="FILE", help="write per-battle results as JSON")
+    battle.add_argument("--quiet", action="store_true", help="no progress bar")
+    battle.set_defaults(func=_battle)
+
+    bench = sub.add_parser("bench", help="benchmarks (env)")
+    bench.add_argument("what", choices=["env"])
+    bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (--quick)")
+    bench.set_defaults(func=_bench)
+
+    showdown = sub.add_parser("showdown", help="manage the Pokémon Showdown install and server")
+    showdown.add_argument("action", choices=["install", "start", "status"])
+    showdown.add_argument("--port", type=int, default=8000, help="server port (start, status)")
+    showdown.add_argument("--force", action="store_true", help="reinstall (install)")
+    showdown.set_defaults(func=_showdown)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
+    if args.command == "battle" and args.battles < 1:
+        parser.error("--battles must be at least 1")
+    try:
+        return int(args.func(args))
+    except PokegymError as exc:
+        print(f"pokegym: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pokegym: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

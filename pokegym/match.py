@@ -1,0 +1,162 @@
+"""Battles between two agents (no learner): what ``pokegym battle`` runs.
+
+Sides alternate between battles (agent A is player 1 in even battles and player 2
+in odd ones) so that neither agent keeps a seat advantage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pokegym.actions import ActionCodec
+from pokegym.agents import Agent
+from pokegym.backends import Backend, BattleSession
+from pokegym.env import BattleSetup, opponent_choice
+from pokegym.errors import PokegymError
+from pokegym.stats import percentile, wilson_interval
+
+
+@dataclass
+class BattleRecord:
+    """The outcome of one battle between agents ``names[0]`` and ``names[1]``."""
+
+    seed: int
+    seats: tuple[int, int]  # seats[k]: the side (0 = p1, 1 = p2) agent k played
+    winner: int | None  # index of the winning agent, None for a tie or truncation
+    turns: int
+    truncated: bool
+    seconds: float
+    log: str | None = None
+
+
+@dataclass
+class MatchResult:
+    names: tuple[str, str]
+    battles: list[BattleRecord] = field(default_factory=list)
+    latencies: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
+
+    def wins(self, agent: int) -> int:
+        return sum(1 for b in self.battles if b.winner == agent)
+
+    @property
+    def ties(self) -> int:
+        return sum(1 for b in self.battles if b.winner is None)
+
+    def win_rate(self, agent: int) -> tuple[float, float, float]:
+        """(rate, low, high): ties count as half a win; 95 % Wilson interval."""
+        n = len(self.battles)
+        score = self.wins(agent) + 0.5 * self.ties
+        low, high = wilson_interval(score, n)
+        return (score / n if n else float("nan")), low, high
+
+    def summary(self) -> str:
+        n = len(self.battles)
+        if not n:
+            return "No battles were played."
+        turns = [b.turns for b in self.battles]
+        seconds = sum(b.seconds for b in self.battles)
+        lines = [
+            f"{n} battles, {self.ties} ties/truncations, mean {np.mean(turns):.1f} turns "
+            f"(median {np.median(turns):.0f}), {seconds:.1f} s ({n / seconds:.2f} battles/s)"
+        ]
+        width = max(len(name) for name in self.names)
+        for k, name in enumerate(self.names):
+            rate, low, high = self.win_rate(k)
+            lat = self.latencies[k]
+            lines.append(
+                f"  {name:<{width}}  wins {self.wins(k):>4}  win rate {rate:6.1%}  "
+                f"95% CI [{low:.1%}, {high:.1%}]  decision ms p50 {percentile(lat, 50) * 1e3:.2f} "
+                f"p95 {percentile(lat, 95) * 1e3:.2f}"
+            )
+        return "\n".join(lines)
+
+
+def play_battle(
+    session: BattleSession,
+    agents: Sequence[Agent],
+    codec: ActionCodec,
+    rng: np.random.Generator,
+    *,
+    max_turns: int,
+    latencies: Sequence[list[float]] | None = None,
+) -> bool:
+    """Play a started battle to its end; ``agents[side]`` plays that side.
+
+    Returns True when the battle was truncated at ``max_turns``.
+    """
+    for _ in range(100_000):
+        if session.finished:
+            return False
+        if session.battles[0].turn >= max_turns:
+            return True
+        choices: dict[int, str] = {}
+        for side in (0, 1):
+            if session.needs_choice(side):
+                start = time.perf_counter()
+                choices[side] = opponent_choice(agents[side], session.battles[side], codec, rng)
+                if latencies is not None:
+                    latencies[side].append(time.perf_counter() - start)
+        if not choices:
+            raise PokegymError("Neither side can move but the battle is not over.")
+        session.choose(choices)
+    raise PokegymError("The battle did not end.")
+
+
+def run_match(
+    setup: BattleSetup,
+    agents: tuple[Agent, Agent],
+    names: tuple[str, str],
+    n_battles: int,
+    *,
+    seed: int = 0,
+    keep_logs: bool = False,
+    on_battle: Callable[[BattleRecord], None] | None = None,
+) -> MatchResult:
+    """Play ``n_battles`` between two agents on ``setup``'s format, teams and backend."""
+    backend: Backend = setup.backend
+    rng = np.random.default_rng(seed)
+    result = MatchResult(names=names)
+    for index in range(n_battles):
+        battle_seed = int(rng.integers(2**63 - 1))
+        battle_rng = np.random.default_rng(battle_seed)
+        seats = (0, 1) if index % 2 == 0 else (1, 0)
+        seated: list[Any] = [None, None]
+        for agent_index, side in enumerate(seats):
+            seated[side] = agents[agent_index]
+            seed_fn = getattr(agents[agent_index], "seed", None)
+            if callable(seed_fn):
+                seed_fn(int(battle_rng.integers(2**63 - 1)))
+        backend.ensure_running()
+        start = time.perf_counter()
+        session = setup._start_session(battle_rng)
+        side_latencies: list[list[float]] = [[], []]
+        try:
+            truncated = play_battle(
+                session, seated, setup.codec, battle_rng,
+                max_turns=setup.max_turns, latencies=side_latencies,
+            )
+            winner_side = session.winner if not truncated else None
+            log = session.replay_log() if keep_logs else None
+        finally:
+            session.close()
+            setup.session = None
+        for agent_index, side in enumerate(seats):
+            result.latencies[agent_index].extend(side_latencies[side])
+        record = BattleRecord(
+            seed=battle_seed,
+            seats=seats,
+            winner=None if winner_side is None else seats.index(winner_side),
+            turns=session.battles[0].turn,
+            truncated=truncated,
+            seconds=time.perf_counter() - start,
+            log=log,
+        )
+        result.battles.append(record)
+        if on_battle is not None:
+            on_battle(record)
+    return result
