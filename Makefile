@@ -1,0 +1,33 @@
+# Two commands on a fresh machine:  `make run` (the main job) and `make test`.
+# Both create .venv, install pokegym with pip and Pokémon Showdown with npm on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.pokegym-setup
+
+.PHONY: setup run test bench lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/pokegym showdown install
+	touch $(STAMP)
+
+# The main job on the embedded defaults: 50 Gen 9 OU battles, random vs max power.
+run: setup
+	$(BIN)/pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/pokegym bench env --quick
+
+lint: setup
+	$(BIN)/ruff check pokegym policies tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
