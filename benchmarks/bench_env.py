@@ -1,6 +1,6 @@
 """Environment throughput against poke-env, measured in the same run.
 
-    python benchmarks/bench_env.py [--quick]     (same as `pokegym bench env`)
+python benchmarks/bench_env.py [--quick]     (same as `pokegym bench env`)
 """
 
 import sys

@@ -112,8 +112,7 @@ class ActionCodec:
         if not mask.any():
             # Showdown always offers something; reaching here means poke-env's view
             # disagrees with the request. Fall back to what the request allows.
-            for i, move in enumerate(moves[:N_MOVES]):
-                mask[MOVE + i] = 1
+            mask[MOVE : MOVE + min(len(moves), N_MOVES)] = 1
         return mask
 
     def _can_gimmick(self, battle: AbstractBattle) -> bool:

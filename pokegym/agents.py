@@ -116,7 +116,8 @@ def make_agent(spec: Any, **options: Any) -> Agent:
     if callable(spec):
         return CallableAgent(spec)
     raise TypeError(
-        f"Cannot use {spec!r} as an agent: pass a registered name ({', '.join(registered_agents())}), "
+        f"Cannot use {spec!r} as an agent: pass a registered name "
+        f"({', '.join(registered_agents())}), "
         "an object with choose(battle), a poke-env Player, or a callable on the battle."
     )
 

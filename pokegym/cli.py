@@ -1,8 +1,8 @@
 """The ``pokegym`` command line.
 
-    pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
-    pokegym bench env [--quick]
-    pokegym showdown install | start [--port N] | status
+pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
+pokegym bench env [--quick]
+pokegym showdown install | start [--port N] | status
 """
 
 from __future__ import annotations
@@ -58,8 +58,13 @@ def _battle(args: argparse.Namespace) -> int:
 
     try:
         result = run_match(
-            setup, agents, names, args.battles, seed=args.seed,
-            keep_logs=bool(args.replays), on_battle=on_battle,
+            setup,
+            agents,
+            names,
+            args.battles,
+            seed=args.seed,
+            keep_logs=bool(args.replays),
+            on_battle=on_battle,
         )
     finally:
         bar.close()
@@ -78,8 +83,12 @@ def _battle(args: argparse.Namespace) -> int:
             "agents": list(names),
             "battles": [
                 {
-                    "seed": b.seed, "seats": list(b.seats), "winner": b.winner,
-                    "turns": b.turns, "truncated": b.truncated, "seconds": b.seconds,
+                    "seed": b.seed,
+                    "seats": list(b.seats),
+                    "winner": b.winner,
+                    "turns": b.turns,
+                    "truncated": b.truncated,
+                    "seconds": b.seconds,
                 }
                 for b in result.battles
             ],
@@ -107,12 +116,19 @@ def _showdown(args: argparse.Namespace) -> int:
         return 0
     if args.action == "status":
         info = install.find_node()
-        print(f"node: {info.node} v{'.'.join(map(str, info.version))}; npm: {info.npm or 'missing'}")
+        print(
+            f"node: {info.node} v{'.'.join(map(str, info.version))}; npm: {info.npm or 'missing'}"
+        )
         if install.is_installed():
-            print(f"showdown: {install.pinned_version()} installed at {install.showdown_package_dir(install=False)}")
+            print(
+                f"showdown: {install.pinned_version()} installed at "
+                f"{install.showdown_package_dir(install=False)}"
+            )
         else:
-            print(f"showdown: not installed (expected in {install.install_dir()}); "
-                  "run `pokegym showdown install`")
+            print(
+                f"showdown: not installed (expected in {install.install_dir()}); "
+                "run `pokegym showdown install`"
+            )
         from pokegym.showdown.server import is_showdown, port_in_use
 
         if is_showdown(args.port):
@@ -126,8 +142,11 @@ def _showdown(args: argparse.Namespace) -> int:
         from pokegym.showdown.server import LocalServer
 
         server = LocalServer(port=args.port).start()
-        print(f"Showdown server running on {server.websocket_url} (pid {server.pid}); "
-              "Ctrl-C stops it.", flush=True)
+        print(
+            f"Showdown server running on {server.websocket_url} (pid {server.pid}); "
+            "Ctrl-C stops it.",
+            flush=True,
+        )
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         try:
             while server.is_running():

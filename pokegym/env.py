@@ -57,7 +57,9 @@ class MaskedDiscrete(spaces.Discrete):
         return state
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, spaces.Discrete) and self.n == other.n and self.start == other.start
+        return (
+            isinstance(other, spaces.Discrete) and self.n == other.n and self.start == other.start
+        )
 
     __hash__ = spaces.Discrete.__hash__
 
@@ -139,7 +141,9 @@ class BattleSetup:
         self.team_pool = _team_pool(team, self.fmt)
         self.opponent_pool = None if mirror else _team_pool(opponent_team, self.fmt)
         if mirror and opponent_team is not None:
-            raise ValueError("mirror=True plays the agent's team on both sides; drop opponent_team.")
+            raise ValueError(
+                "mirror=True plays the agent's team on both sides; drop opponent_team."
+            )
         self.mirror = mirror
         if validate_teams:
             for pool in (self.team_pool, self.opponent_pool):
@@ -180,7 +184,10 @@ class BattleSetup:
                 assert self.opponent_pool is not None
                 teams[1] = self.opponent_pool.sample(rng).text
         self.session = self.backend.start(
-            self.fmt, teams=teams, seeds=seeds, log=self.log_battles  # type: ignore[arg-type]
+            self.fmt,
+            teams=teams,
+            seeds=seeds,
+            log=self.log_battles,  # type: ignore[arg-type]
         )
         return self.session
 
@@ -305,8 +312,10 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi'.")
             return None
-        text = "No battle yet; call reset()." if self.session is None else render_battle(
-            self.battle, self.codec
+        text = (
+            "No battle yet; call reset()."
+            if self.session is None
+            else render_battle(self.battle, self.codec)
         )
         if self.render_mode == "human":
             print(text, flush=True)
@@ -423,9 +432,7 @@ def next_choices(
         else:
             return None
     if session.needs_choice(OPPONENT):
-        choices[OPPONENT] = opponent_choice(
-            opponent, session.battles[OPPONENT], codec, rng
-        )
+        choices[OPPONENT] = opponent_choice(opponent, session.battles[OPPONENT], codec, rng)
     if not choices:
         raise PokegymError(
             "Neither player has a decision to make but the battle is not over; "

@@ -137,8 +137,12 @@ def run_match(
         side_latencies: list[list[float]] = [[], []]
         try:
             truncated = play_battle(
-                session, seated, setup.codec, battle_rng,
-                max_turns=setup.max_turns, latencies=side_latencies,
+                session,
+                seated,
+                setup.codec,
+                battle_rng,
+                max_turns=setup.max_turns,
+                latencies=side_latencies,
             )
             winner_side = session.winner if not truncated else None
             log = session.replay_log() if keep_logs else None

@@ -59,7 +59,12 @@ WEATHERS = [
 ]  # fmt: skip
 # Hail (gen 8) shares the snow slot: both are "ice weather".
 WEATHER_INDEX = {w: i for i, w in enumerate(WEATHERS)} | {Weather.HAIL: 3}
-TERRAINS = [Field.ELECTRIC_TERRAIN, Field.GRASSY_TERRAIN, Field.MISTY_TERRAIN, Field.PSYCHIC_TERRAIN]
+TERRAINS = [
+    Field.ELECTRIC_TERRAIN,
+    Field.GRASSY_TERRAIN,
+    Field.MISTY_TERRAIN,
+    Field.PSYCHIC_TERRAIN,
+]
 SIDE_CONDITIONS = [
     (SideCondition.STEALTH_ROCK, 1), (SideCondition.SPIKES, 3), (SideCondition.TOXIC_SPIKES, 2),
     (SideCondition.STICKY_WEB, 1), (SideCondition.REFLECT, 1), (SideCondition.LIGHT_SCREEN, 1),
@@ -93,15 +98,27 @@ POKEMON_FEATURES: list[tuple[str, int, str]] = [
     ("level", 1, "level / 100"),
     ("item_known", 1, "own: 1 if it holds an item; opponent: 1 once its item is revealed"),
     ("ability_known", 1, "own: 1; opponent: 1 once its ability is revealed"),
-    ("moves", N_MOVE_SLOTS * sum(w for _, w, _ in MOVE_FEATURES), "4 move blocks, see MOVE_FEATURES"),
+    (
+        "moves",
+        N_MOVE_SLOTS * sum(w for _, w, _ in MOVE_FEATURES),
+        "4 move blocks, see MOVE_FEATURES",
+    ),
 ]
 FIELD_FEATURES: list[tuple[str, int, str]] = [
-    ("weather", 7, "one-hot rain, sun, sand, snow/hail, desolate land, primordial sea, delta stream"),
+    (
+        "weather",
+        7,
+        "one-hot rain, sun, sand, snow/hail, desolate land, primordial sea, delta stream",
+    ),
     ("terrain", 4, "one-hot electric, grassy, misty, psychic terrain"),
     ("trick_room", 1, "1 under Trick Room"),
     ("gravity", 1, "1 under Gravity"),
-    ("own_side", 8, "own side: stealth rock, spikes/3, toxic spikes/2, sticky web, reflect, "
-     "light screen, aurora veil, tailwind"),
+    (
+        "own_side",
+        8,
+        "own side: stealth rock, spikes/3, toxic spikes/2, sticky web, reflect, "
+        "light screen, aurora veil, tailwind",
+    ),
     ("opponent_side", 8, "opponent side: same eight conditions"),
     ("own_gimmick_used", 1, "1 once the player has terastallized (gen 9) or dynamaxed (gen 8)"),
     ("opponent_gimmick_used", 1, "1 once the opponent has terastallized or dynamaxed"),
@@ -109,7 +126,11 @@ FIELD_FEATURES: list[tuple[str, int, str]] = [
     ("team_preview", 1, "1 when the decision is the Team Preview lead choice"),
     ("force_switch", 1, "1 when the decision is a forced switch (after a faint or a pivot)"),
     ("own_remaining", 1, "fraction of own Pokémon not fainted"),
-    ("opponent_remaining", 1, "fraction of the opponent's Pokémon not fainted (unseen ones count as alive)"),
+    (
+        "opponent_remaining",
+        1,
+        "fraction of the opponent's Pokémon not fainted (unseen ones count as alive)",
+    ),
 ]
 
 
@@ -144,7 +165,9 @@ def layout_table() -> str:
     """Every slot of the observation vector, as a text table (offset, width, meaning)."""
     rows = [f"observation v{OBSERVATION_VERSION}: {OBSERVATION_SIZE} float32 values"]
     for block, base in (("own team", OWN_TEAM_OFFSET), ("opponent team", OPPONENT_TEAM_OFFSET)):
-        rows.append(f"[{base}:{base + N_SLOTS * POKEMON_SIZE}] {block}: 6 x {POKEMON_SIZE} per Pokémon")
+        rows.append(
+            f"[{base}:{base + N_SLOTS * POKEMON_SIZE}] {block}: 6 x {POKEMON_SIZE} per Pokémon"
+        )
         for name, width, text in POKEMON_FEATURES:
             rows.append(f"    +{_P[name]:<4} {width:>3}  {name}: {text}")
     rows.append(f"  each move block ({MOVE_SIZE} values):")
@@ -364,8 +387,10 @@ class ObservationEncoder:
                 out[f + _F["terrain"] + i] = 1.0
         out[f + _F["trick_room"]] = 1.0 if Field.TRICK_ROOM in fields else 0.0
         out[f + _F["gravity"]] = 1.0 if Field.GRAVITY in fields else 0.0
-        for key, conditions in (("own_side", battle.side_conditions),
-                                ("opponent_side", battle.opponent_side_conditions)):
+        for key, conditions in (
+            ("own_side", battle.side_conditions),
+            ("opponent_side", battle.opponent_side_conditions),
+        ):
             if not conditions:
                 continue
             for i, (condition, layers) in enumerate(SIDE_CONDITIONS):

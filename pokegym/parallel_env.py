@@ -39,7 +39,11 @@ class ShowdownParallelEnv(BattleSetup, ParallelEnv):  # type: ignore[misc]
     metadata = {"name": "showdown_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
 
     def __init__(
-        self, battle_format: str = "gen9randombattle", *, render_mode: str | None = None, **setup: Any
+        self,
+        battle_format: str = "gen9randombattle",
+        *,
+        render_mode: str | None = None,
+        **setup: Any,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
@@ -75,7 +79,11 @@ class ShowdownParallelEnv(BattleSetup, ParallelEnv):  # type: ignore[misc]
     def step(
         self, actions: dict[str, Any]
     ) -> tuple[
-        dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]
+        dict[str, Any],
+        dict[str, float],
+        dict[str, bool],
+        dict[str, bool],
+        dict[str, dict[str, Any]],
     ]:
         session = self.session
         if session is None or not self.agents:
@@ -87,7 +95,9 @@ class ShowdownParallelEnv(BattleSetup, ParallelEnv):  # type: ignore[misc]
             waiting = not session.needs_choice(side)
             action = actions.get(agent, WAIT if waiting else None)
             if action is None:
-                raise IllegalActionError(f"{agent} must act this step (its mask shows its choices).")
+                raise IllegalActionError(
+                    f"{agent} must act this step (its mask shows its choices)."
+                )
             checked[side] = self.codec.check(action, battle, waiting=waiting)
         for side, index in checked.items():
             choice = self.codec.to_choice(index, session.battles[side])
@@ -128,7 +138,9 @@ class ShowdownParallelEnv(BattleSetup, ParallelEnv):  # type: ignore[misc]
         """The legal actions of ``agent`` now (int8)."""
         assert self.session is not None
         side = AGENTS.index(agent)
-        return self.codec.mask(self.session.battles[side], waiting=not self.session.needs_choice(side))
+        return self.codec.mask(
+            self.session.battles[side], waiting=not self.session.needs_choice(side)
+        )
 
     # --------------------------------------------------------------- helpers
     def _observations(self) -> dict[str, Any]:

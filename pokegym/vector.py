@@ -96,7 +96,9 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
         if num_envs < 1:
             raise ValueError("num_envs must be at least 1")
         if "backend" in setup and setup["backend"] != "sim":
-            raise ValueError("ShowdownVectorEnv runs on the embedded simulator only (backend='sim').")
+            raise ValueError(
+                "ShowdownVectorEnv runs on the embedded simulator only (backend='sim')."
+            )
         setup.pop("backend", None)
         mode = _autoreset_mode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
@@ -141,7 +143,7 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"expected {self.num_envs} seeds, got {len(seeds)}")
-        for slot, slot_seed in zip(self.slots, seeds):
+        for slot, slot_seed in zip(self.slots, seeds, strict=True):
             if slot_seed is not None:
                 slot.rng = np.random.default_rng(slot_seed)
             slot.needs_reset = True
@@ -156,7 +158,7 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
             raise ValueError(f"expected {self.num_envs} actions, got {actions.shape[0]}")
         setup = self.setup
         resetting: set[int] = set()
-        for slot, action in zip(self.slots, actions):
+        for slot, action in zip(self.slots, actions, strict=True):
             if slot.needs_reset:
                 resetting.add(slot.index)
                 continue
@@ -234,8 +236,12 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
                 if callable(seed_fn):
                     seed_fn(int(slot.rng.integers(2**63 - 1)))
                 slot.session = SimBattleSession(
-                    slot.simulator, setup.fmt, teams=teams, seeds=seeds,  # type: ignore[arg-type]
-                    log=setup.log_battles, start=False,
+                    slot.simulator,
+                    setup.fmt,
+                    teams=teams,
+                    seeds=seeds,  # type: ignore[arg-type]
+                    log=setup.log_battles,
+                    start=False,
                 )
                 slot.agent_choice = None
         in_flight: deque[tuple[Simulator, list[tuple[_Slot, bool]]]] = deque()
@@ -268,7 +274,7 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
                 raise PokegymError("The battles kept playing without end.")
             sim, chunk = in_flight.popleft()
             results = sim.collect()
-            for (slot, starting), result in zip(chunk, results):
+            for (slot, starting), result in zip(chunk, results, strict=True):
                 assert slot.session is not None
                 slot.session.absorb(result, starting=starting)
                 self._check_errors(slot)
@@ -315,7 +321,9 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
             if view.error is not None and not view.unavailable:
                 message, view.error = view.error, None
                 who = "the agent" if side == AGENT else "the opponent"
-                raise IllegalActionError(f"Battle {slot.index}: Showdown rejected {who}'s choice: {message}")
+                raise IllegalActionError(
+                    f"Battle {slot.index}: Showdown rejected {who}'s choice: {message}"
+                )
 
     def _teams(self, slot: _Slot) -> list[str | None]:
         setup = self.setup

@@ -59,7 +59,11 @@ class ShowdownBattle(Battle):
         changed = []
         for entry in entries:
             mon = team.get(entry["ident"])
-            if mon is None or mon.active != entry["active"] or previous.get(entry["ident"]) != entry:
+            if (
+                mon is None
+                or mon.active != entry["active"]
+                or previous.get(entry["ident"]) != entry
+            ):
                 changed.append(entry)
         self._request_entries = {entry["ident"]: entry for entry in entries}
         if len(changed) != len(entries):

@@ -143,10 +143,24 @@ class ServerBattleSession(BattleSession):
         self.room = room
         b = self.backend
         self.views = (  # type: ignore[assignment]
-            PlayerView(room, b.clients[0].username, b.clients[1].username, "p1", self.fmt.gen,
-                       self.teams[0], synthetic_header=False),
-            PlayerView(room, b.clients[1].username, b.clients[0].username, "p2", self.fmt.gen,
-                       self.teams[1], synthetic_header=False),
+            PlayerView(
+                room,
+                b.clients[0].username,
+                b.clients[1].username,
+                "p1",
+                self.fmt.gen,
+                self.teams[0],
+                synthetic_header=False,
+            ),
+            PlayerView(
+                room,
+                b.clients[1].username,
+                b.clients[0].username,
+                "p2",
+                self.fmt.gen,
+                self.teams[1],
+                synthetic_header=False,
+            ),
         )
 
     def _send(self, choices: Mapping[int, str]) -> None:
@@ -156,14 +170,17 @@ class ServerBattleSession(BattleSession):
             for side in choices:
                 self.views[side].needs_choice = False
                 self.views[side].error = None
-        b.send_all([(side, f"/choose {choice}", self.room or "") for side, choice in choices.items()])
+        b.send_all(
+            [(side, f"/choose {choice}", self.room or "") for side, choice in choices.items()]
+        )
 
         def settled() -> bool:
             if self.finished:
                 return True
             if any(self.views[side].error is not None for side in choices):
                 return True
-            return all(view.request_count > count for view, count in zip(self.views, before))
+            counts = zip(self.views, before, strict=True)
+            return all(view.request_count > count for view, count in counts)
 
         b.wait_for(settled, f"the answer to {dict(choices)} in {self.room}")
         if any(self.views[side].error is not None for side in choices):
@@ -217,6 +234,7 @@ class ServerBackend(Backend):
         self.sessions: dict[str, ServerBattleSession] = {}
         self._starting: ServerBattleSession | None = None
         self._expected_challenge: tuple[str, str, str | None] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
 
     # ----------------------------------------------------------- connection
     def _url(self) -> str:
@@ -305,7 +323,9 @@ class ServerBackend(Backend):
                 ):
                     self._expected_challenge = None
                     # We are on poke-env's event loop: schedule the accept there.
-                    asyncio.ensure_future(client.client.accept_challenge(user, team))
+                    task = asyncio.ensure_future(client.client.accept_challenge(user, team))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
                     return
 
     def _on_battle(self, client: _Client, room: str, text: str) -> None:
@@ -344,7 +364,8 @@ class ServerBackend(Backend):
                 ):
                     raise ServerError(
                         "The connection to the Showdown server closed or the server died; "
-                        "the battle is lost. The next reset() reconnects (and restarts a local server)."
+                        "the battle is lost. The next reset() reconnects (and restarts a local "
+                        "server)."
                     )
                 self.condition.wait(min(remaining, 0.25))
 

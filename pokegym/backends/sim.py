@@ -73,7 +73,11 @@ class SimBattleSession(BattleSession):
         )
         spec: dict[str, Any] = {"formatid": fmt.id, "seed": seed_string(seeds[0]), "log": log}
         for side, role in enumerate(ROLES):
-            spec[role] = {"name": names[side], "team": teams[side], "seed": seed_string(seeds[side + 1])}
+            spec[role] = {
+                "name": names[side],
+                "team": teams[side],
+                "seed": seed_string(seeds[side + 1]),
+            }
         #: The simulator command that opens the battle (sent now, or batched by the caller).
         self.start_command: list[Any] = ["start", self.battle_id, spec]
         if start:
@@ -83,13 +87,17 @@ class SimBattleSession(BattleSession):
     # [p1 text, p2 text, log text, ended, errors, p1 requests, p2 requests].
     def _absorb(self, result: Any, starting: bool = False) -> None:
         if isinstance(result, dict):
-            raise SimulatorError(f"The simulator failed on battle {self.battle_id}: {result['error']}")
+            raise SimulatorError(
+                f"The simulator failed on battle {self.battle_id}: {result['error']}"
+            )
         p1_text, p2_text, log_text, _ended, errors, p1_requests, p2_requests = result
         if errors:
             message = errors[0].split("\n")[0]
             if starting and ("team" in message.lower() or "validat" in message.lower()):
                 raise InvalidTeamError(f"Showdown could not start the battle: {message}")
-            raise SimulatorError(f"Showdown raised an error in battle {self.battle_id}: {errors[0]}")
+            raise SimulatorError(
+                f"Showdown raised an error in battle {self.battle_id}: {errors[0]}"
+            )
         if self._log is not None and log_text:
             self._log.append(log_text)
         views = self.views

@@ -272,8 +272,11 @@ def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]
             Contender("server", _make_server(server.websocket_url), _single_loop),
             Contender("pokeenv", _make_pokeenv(server.websocket_url), _pokeenv_loop),
         ]
-    print(f"pokegym bench env: {FORMAT}, random agent vs random opponent, "
-          f"{config.rounds} interleaved rounds x {config.seconds:.0f} s per contender", flush=True)
+    print(
+        f"pokegym bench env: {FORMAT}, random agent vs random opponent, "
+        f"{config.rounds} interleaved rounds x {config.seconds:.0f} s per contender",
+        flush=True,
+    )
     try:
         for contender in contenders:
             contender.env = contender.make()
@@ -300,15 +303,22 @@ def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]
     medians = {c.name: statistics.median(c.results) for c in contenders}
     print("\nmedian over rounds (min-max):")
     for c in contenders:
-        print(f"  {c.name:8s} {medians[c.name]:8.1f} steps/s ({min(c.results):.0f}-{max(c.results):.0f})"
-              f"   {statistics.median(c.battles):6.2f} battles/s")
+        print(
+            f"  {c.name:8s} {medians[c.name]:8.1f} steps/s "
+            f"({min(c.results):.0f}-{max(c.results):.0f})"
+            f"   {statistics.median(c.battles):6.2f} battles/s"
+        )
 
     finished, errors, seconds = concurrent_battles(config.concurrent)
-    print(f"\n{config.concurrent} concurrent battles: {finished} finished, {errors} errors, "
-          f"{seconds:.1f} s")
+    print(
+        f"\n{config.concurrent} concurrent battles: {finished} finished, {errors} errors, "
+        f"{seconds:.1f} s"
+    )
     growth, rss_start, rss_end = memory_growth(config.memory_battles)
-    print(f"{config.memory_battles} battles in a row: Python+Node RSS {rss_start / 2**20:.0f} MiB "
-          f"after 10% -> {rss_end / 2**20:.0f} MiB at the end ({growth:+.1f}%)")
+    print(
+        f"{config.memory_battles} battles in a row: Python+Node RSS {rss_start / 2**20:.0f} MiB "
+        f"after 10% -> {rss_end / 2**20:.0f} MiB at the end ({growth:+.1f}%)"
+    )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of this Python process: {peak:.0f} MiB")
 
@@ -326,7 +336,9 @@ def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]
     figures["memory_growth_pct"] = growth
     print(
         " ".join(
-            f"{key}={figures[key]:.2f}" if "ratio" in key or "pct" in key else f"{key}={figures[key]:.0f}"
+            f"{key}={figures[key]:.2f}"
+            if "ratio" in key or "pct" in key
+            else f"{key}={figures[key]:.0f}"
             for key in (
                 "steps_per_s_sim", "steps_per_s_vec", "steps_per_s_server", "steps_per_s_pokeenv",
                 "ratio_sim_vs_pokeenv", "ratio_vec_vs_pokeenv", "ratio_server_vs_pokeenv",

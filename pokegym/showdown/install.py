@@ -214,8 +214,13 @@ def install_showdown(*, force: bool = False, quiet: bool = False, timeout: float
             for name in ("package.json", "package-lock.json"):
                 shutil.copy(JS_DIR / name, staging / name)
             cmd = [
-                info.npm, "ci", "--omit=optional", "--ignore-scripts",
-                "--no-audit", "--no-fund", "--loglevel=error",
+                info.npm,
+                "ci",
+                "--omit=optional",
+                "--ignore-scripts",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
             ]
             try:
                 proc = subprocess.run(

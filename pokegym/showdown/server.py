@@ -120,7 +120,14 @@ class LocalServer:
                 self._log = Path(log_name)
                 with open(self._log, "wb") as log:
                     self._proc = subprocess.Popen(
-                        [node, "pokemon-showdown", "start", "--skip-build", "--no-security", str(port)],
+                        [
+                            node,
+                            "pokemon-showdown",
+                            "start",
+                            "--skip-build",
+                            "--no-security",
+                            str(port),
+                        ],
                         cwd=package,
                         stdin=subprocess.DEVNULL,
                         stdout=log,

@@ -63,8 +63,11 @@ def load_team(source: str | Path | Team) -> Team:
     if isinstance(source, Team):
         return source
     if isinstance(source, Path) or (
-        isinstance(source, str) and "\n" not in source and "|" not in source
-        and len(source) < 4096 and Path(source).expanduser().is_file()
+        isinstance(source, str)
+        and "\n" not in source
+        and "|" not in source
+        and len(source) < 4096
+        and Path(source).expanduser().is_file()
     ):
         return Team.from_file(Path(source).expanduser())
     if isinstance(source, str):
@@ -163,8 +166,7 @@ def builtin_pool(format_id: str = "gen9ou") -> TeamPool:
         )
     archetypes = _archetypes(folder)
     teams = [
-        Team.from_file(path, archetypes.get(path.stem, ""))
-        for path in sorted(folder.glob("*.txt"))
+        Team.from_file(path, archetypes.get(path.stem, "")) for path in sorted(folder.glob("*.txt"))
     ]
     return TeamPool(teams=teams, format_id=format_id)
 

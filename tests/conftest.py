@@ -1,0 +1,83 @@
+"""Shared fixtures and helpers.
+
+Every test runs real Showdown battles: on the embedded simulator (the process-wide
+one that environments share unless given their own) or on a local Showdown server
+that pokegym starts itself. Nothing here mocks Showdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from pokegym.env import ShowdownEnv
+from pokegym.showdown.server import LocalServer, shared_server
+from pokegym.showdown.simulator import Simulator
+from pokegym.teams import builtin_pool
+
+
+@pytest.fixture
+def make_env() -> Iterator[Callable[..., ShowdownEnv]]:
+    """Build ``ShowdownEnv``s that are closed after the test."""
+    envs: list[ShowdownEnv] = []
+
+    def factory(battle_format: str = "gen9randombattle", **kwargs: Any) -> ShowdownEnv:
+        env = ShowdownEnv(battle_format, **kwargs)
+        envs.append(env)
+        return env
+
+    yield factory
+    for env in envs:
+        env.close()
+
+
+@pytest.fixture
+def private_simulator() -> Iterator[Callable[..., Simulator]]:
+    """Simulators of the test's own (for crash and stall tests), closed afterwards.
+
+    A stopped (SIGSTOP) process is resumed before it is closed, so that no test
+    leaves a frozen Node process behind.
+    """
+    sims: list[Simulator] = []
+
+    def factory(**kwargs: Any) -> Simulator:
+        sim = Simulator(**kwargs)
+        sim.ensure_running()
+        sims.append(sim)
+        return sim
+
+    yield factory
+    for sim in sims:
+        pid = sim.pid
+        if pid is not None and sim.is_running():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        sim.close()
+
+
+@pytest.fixture(scope="session")
+def gen9ou_pool():
+    return builtin_pool("gen9ou")
+
+
+@pytest.fixture(scope="session")
+def rain_team(gen9ou_pool) -> str:
+    """Export text of the built-in rain team (species without ambiguous forms)."""
+    for team in gen9ou_pool:
+        if "rain" in team.name:
+            return team.text
+    raise AssertionError("the built-in pool has no rain team")
+
+
+@pytest.fixture(scope="session")
+def local_server() -> LocalServer:
+    """The process-wide local Showdown server (what ``backend="server"`` uses).
+
+    Tests must not stop it; it is stopped when the test process exits.
+    """
+    return shared_server()

@@ -1,0 +1,162 @@
+"""A dead or stalled simulator raises promptly, and the next reset() recovers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+from helpers import play_episode
+
+from pokegym.env import ShowdownEnv
+from pokegym.errors import BattleTimeoutError, SimulatorError
+from pokegym.vector import ShowdownVectorEnv
+
+
+def first_legal(obs) -> int:
+    return int(np.flatnonzero(obs["action_mask"])[0])
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.timeout(60)
+def test_crash_command_mid_battle(private_simulator):
+    sim = private_simulator(timeout=10)
+    env = ShowdownEnv("gen9randombattle", simulator=sim)
+    obs, _ = env.reset(seed=1)
+    obs, *_ = env.step(first_legal(obs))
+    old_pid = sim.pid
+    with pytest.raises(SimulatorError, match="exited"):
+        sim.call([["crash"]])
+    assert not sim.is_running()
+
+    started = time.monotonic()
+    with pytest.raises(SimulatorError, match="reset"):
+        env.step(first_legal(obs))
+    assert time.monotonic() - started < 5
+
+    # The next reset starts a new process; battles work again and replay as before.
+    episode = play_episode(env, seed=1)
+    assert sim.is_running() and sim.pid != old_pid
+    assert episode.terminated and episode.rewards[-1] in (-1.0, 1.0)
+    env.close()
+
+
+@pytest.mark.timeout(60)
+def test_killed_process_mid_battle(private_simulator):
+    sim = private_simulator(timeout=10)
+    env = ShowdownEnv("gen9randombattle", simulator=sim)
+    obs, _ = env.reset(seed=2)
+    old_pid = sim.pid
+    os.kill(old_pid, signal.SIGKILL)
+    started = time.monotonic()
+    with pytest.raises(SimulatorError):
+        env.step(first_legal(obs))
+    assert time.monotonic() - started < 5
+    obs, info = env.reset(seed=2)
+    assert sim.pid != old_pid and info["turn"] == 1
+    _, _, _, _, info = env.step(first_legal(obs))
+    assert info["turn"] >= 1
+    env.close()
+
+
+@pytest.mark.timeout(60)
+def test_recovered_battle_replays_the_seeded_battle(private_simulator):
+    """A crash does not disturb determinism: the seeded battle after recovery is the same."""
+    sim = private_simulator(timeout=10)
+    env = ShowdownEnv("gen9randombattle", simulator=sim, log_battles="spectator")
+    before = play_episode(env, seed=40, action_seed=1)
+    os.kill(sim.pid, signal.SIGKILL)
+    after = play_episode(env, seed=40, action_seed=1)
+    assert before.final_info["log"] == after.final_info["log"]
+    assert before.rewards == after.rewards
+    env.close()
+
+
+@pytest.mark.timeout(60)
+def test_stalled_simulator_times_out(private_simulator):
+    sim = private_simulator(timeout=1)
+    env = ShowdownEnv("gen9randombattle", simulator=sim)
+    obs, _ = env.reset(seed=3)
+    stalled_pid = sim.pid
+    os.kill(stalled_pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(BattleTimeoutError, match="stalled"):
+            env.step(first_legal(obs))
+        elapsed = time.monotonic() - started
+        assert 1.0 <= elapsed < 6.0
+        # The stalled process was stopped for good.
+        assert not sim.is_running()
+        assert not pid_alive(stalled_pid)
+    finally:
+        if sim.pid == stalled_pid:  # still ours and frozen: let it go
+            os.kill(stalled_pid, signal.SIGCONT)
+    obs, info = env.reset(seed=3)
+    assert sim.pid != stalled_pid and info["turn"] == 1
+    _, _, _, _, info = env.step(first_legal(obs))
+    assert info["turn"] >= 1
+    env.close()
+
+
+@pytest.mark.timeout(60)
+def test_stalled_command_times_out_at_the_simulator(private_simulator):
+    sim = private_simulator(timeout=30)
+    os.kill(sim.pid, signal.SIGSTOP)
+    started = time.monotonic()
+    with pytest.raises(BattleTimeoutError):
+        sim.call([["ping"]], timeout=0.5)
+    assert time.monotonic() - started < 6.0
+    assert not sim.is_running()
+    sim.ensure_running()
+    assert sim.call([["ping"]]) == ["pong"]
+
+
+@pytest.mark.timeout(120)
+def test_vector_env_recovers_from_crashed_simulators():
+    env = ShowdownVectorEnv(4, "gen9randombattle", num_simulators=2)
+    try:
+        obs, _ = env.reset(seed=5)
+        actions = np.array([first_legal({"action_mask": m}) for m in obs["action_mask"]])
+        obs, *_ = env.step(actions)
+        for sim in env.simulators:
+            with pytest.raises(SimulatorError):
+                sim.call([["crash"]])
+        started = time.monotonic()
+        with pytest.raises(SimulatorError):
+            env.step(np.array([first_legal({"action_mask": m}) for m in obs["action_mask"]]))
+        assert time.monotonic() - started < 5
+        obs, info = env.reset(seed=5)
+        assert all(sim.is_running() for sim in env.simulators)
+        assert (info["turn"] == 1).all()
+        for _ in range(5):
+            actions = np.array([first_legal({"action_mask": m}) for m in obs["action_mask"]])
+            obs, _, _, _, info = env.step(actions)
+        assert (info["turn"] > 1).all()
+    finally:
+        env.close()
+
+
+@pytest.mark.timeout(120)
+def test_vector_env_recovers_from_a_killed_simulator():
+    env = ShowdownVectorEnv(2, "gen9randombattle", num_simulators=1)
+    try:
+        obs, _ = env.reset(seed=6)
+        os.kill(env.simulators[0].pid, signal.SIGKILL)
+        with pytest.raises(SimulatorError):
+            env.step(np.array([first_legal({"action_mask": m}) for m in obs["action_mask"]]))
+        obs, info = env.reset(seed=6)
+        assert (info["turn"] == 1).all()
+        obs, *_ = env.step(np.array([first_legal({"action_mask": m}) for m in obs["action_mask"]]))
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()
