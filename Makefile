@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pokegym-setup
+TORCH_VERSION ?= 2.13.0
 
 .PHONY: setup run test bench lint clean
 
@@ -12,7 +13,10 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# torch first, pinned: on these machines this is a local CPU wheel (seconds); without
+	# the pin, the rl extra would pull a multi-GB CUDA build.
+	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
+	$(BIN)/python -m pip install --quiet -e '.[dev,rl]'
 	$(BIN)/pokegym showdown install
 	touch $(STAMP)
 

@@ -75,7 +75,6 @@ def play_episode(
     raise AssertionError(f"the battle did not end within {max_steps} steps")
 
 
-
 def process_group_alive(pgid: int) -> list[int]:
     """Pids of live (non-zombie) processes in process group ``pgid`` (Linux /proc)."""
     alive = []

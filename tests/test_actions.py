@@ -112,7 +112,9 @@ def test_gimmick_is_masked_once_used(make_env):
     rng = np.random.default_rng(0)
     while not terminated:
         assert not obs["action_mask"][GIMMICK_MOVE:SWITCH].any()
-        obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        obs, _, terminated, truncated, info = env.step(
+            int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        )
         assert not truncated
 
 

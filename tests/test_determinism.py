@@ -11,7 +11,7 @@ def assert_same_episode(a: Episode, b: Episode) -> None:
     assert a.actions == b.actions
     assert a.rewards == b.rewards
     assert len(a.observations) == len(b.observations)
-    for obs_a, obs_b in zip(a.observations, b.observations):
+    for obs_a, obs_b in zip(a.observations, b.observations, strict=True):
         np.testing.assert_array_equal(obs_a["observation"], obs_b["observation"])
         np.testing.assert_array_equal(obs_a["action_mask"], obs_b["action_mask"])
     assert a.final_info["battle"] == b.final_info["battle"]

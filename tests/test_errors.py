@@ -41,7 +41,11 @@ Timid Nature
 
 @pytest.mark.parametrize(
     ("battle_format", "suggestion"),
-    [("gen9oo", "gen9ou"), ("gen9randombatle", "gen9randombattle"), ("Gen8RandomBattel", "gen8randombattle")],
+    [
+        ("gen9oo", "gen9ou"),
+        ("gen9randombatle", "gen9randombattle"),
+        ("Gen8RandomBattel", "gen8randombattle"),
+    ],
 )
 def test_unknown_format_suggests_formats(battle_format, suggestion):
     with pytest.raises(UnknownFormatError) as excinfo:
@@ -66,7 +70,12 @@ def test_doubles_formats_are_rejected(battle_format):
 
 def test_format_facts():
     ou = resolve_format("gen9ou")
-    assert (ou.gen, ou.random_teams, ou.team_preview, ou.gimmick) == (9, False, True, "terastallize")
+    assert (ou.gen, ou.random_teams, ou.team_preview, ou.gimmick) == (
+        9,
+        False,
+        True,
+        "terastallize",
+    )
     assert ou.needs_teams
     random8 = resolve_format("gen8randombattle")
     assert (random8.gen, random8.random_teams, random8.gimmick) == (8, True, "dynamax")
@@ -192,7 +201,7 @@ def test_showdown_dir_without_showdown(monkeypatch, tmp_path):
             install.showdown_package_dir()
         sim = Simulator()
         try:
-            with pytest.raises(ShowdownInstallError, match="dist/sim/index.js"):
+            with pytest.raises(ShowdownInstallError, match=r"dist/sim/index\.js"):
                 sim.ensure_running()
         finally:
             sim.close()

@@ -8,12 +8,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from helpers import play_episode
 
 import pokegym
 from pokegym.actions import N_ACTIONS
 from pokegym.errors import PokegymError
-
-from helpers import play_episode
 
 
 def test_registered_ids():

@@ -89,7 +89,7 @@ def test_integer_like_actions_are_accepted(make_env):
 @pytest.mark.timeout(60)
 def test_illegal_team_preview_action(make_env):
     env = make_env("gen9ou", team_preview=True)
-    obs, info = env.reset(seed=1)
+    _, info = env.reset(seed=1)
     assert info["battle"].teampreview
     before = snapshot(env)
     for action in range(8):  # moves are not legal at Team Preview

@@ -9,18 +9,19 @@ from helpers import play_episode
 from pokegym import observation as O
 from pokegym.actions import N_ACTIONS
 
-P = {name: offset for name, offset in zip(
-    [n for n, _, _ in O.POKEMON_FEATURES],
-    np.cumsum([0] + [w for _, w, _ in O.POKEMON_FEATURES])[:-1],
-)}  # fmt: skip
-M = {name: offset for name, offset in zip(
-    [n for n, _, _ in O.MOVE_FEATURES],
-    np.cumsum([0] + [w for _, w, _ in O.MOVE_FEATURES])[:-1],
-)}  # fmt: skip
-F = {name: offset for name, offset in zip(
-    [n for n, _, _ in O.FIELD_FEATURES],
-    np.cumsum([0] + [w for _, w, _ in O.FIELD_FEATURES])[:-1],
-)}  # fmt: skip
+
+def offsets(table: list[tuple[str, int, str]]) -> dict[str, int]:
+    """Offset of each feature inside its block, from the module's feature table."""
+    out, position = {}, 0
+    for name, width, _ in table:
+        out[name] = position
+        position += width
+    return out
+
+
+P = offsets(O.POKEMON_FEATURES)
+M = offsets(O.MOVE_FEATURES)
+F = offsets(O.FIELD_FEATURES)
 WIDTH = {name: width for name, width, _ in O.POKEMON_FEATURES}
 
 
@@ -64,7 +65,7 @@ def test_layout_table_mentions_every_feature():
     table = O.layout_table()
     assert str(O.OBSERVATION_SIZE) in table
     for features in (O.POKEMON_FEATURES, O.MOVE_FEATURES, O.FIELD_FEATURES):
-        for name, width, description in features:
+        for name, _, description in features:
             assert f"{name}: {description}" in table
     assert f"[{O.FIELD_OFFSET}:{O.OBSERVATION_SIZE}]" in table
     assert f"[{O.OPPONENT_TEAM_OFFSET}:{O.FIELD_OFFSET}]" in table

@@ -117,10 +117,14 @@ def test_parallel_env_is_deterministic():
         a = play_parallel(first, seed=21, action_seed=1)
         b = play_parallel(second, seed=21, action_seed=1)
         assert len(a["obs"]) == len(b["obs"])
-        for obs_a, obs_b in zip(a["obs"], b["obs"]):
+        for obs_a, obs_b in zip(a["obs"], b["obs"], strict=True):
             for agent in AGENTS:
-                np.testing.assert_array_equal(obs_a[agent]["observation"], obs_b[agent]["observation"])
-                np.testing.assert_array_equal(obs_a[agent]["action_mask"], obs_b[agent]["action_mask"])
+                np.testing.assert_array_equal(
+                    obs_a[agent]["observation"], obs_b[agent]["observation"]
+                )
+                np.testing.assert_array_equal(
+                    obs_a[agent]["action_mask"], obs_b[agent]["action_mask"]
+                )
         assert a["rewards"] == b["rewards"]
         for agent in AGENTS:
             assert a["infos"][agent]["battle"] == b["infos"][agent]["battle"]

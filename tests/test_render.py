@@ -49,7 +49,7 @@ def test_ansi_render_at_team_preview(make_env):
 @pytest.mark.timeout(60)
 def test_human_render_prints(make_env, capsys):
     env = make_env("gen9randombattle", render_mode="human")
-    obs, info = env.reset(seed=2)
+    obs, _ = env.reset(seed=2)
     assert env.render() is None
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     out = capsys.readouterr().out

@@ -89,7 +89,9 @@ def test_same_step_autoreset(make_vector):
     obs, _ = env.reset(seed=20)
     finished = np.zeros(N_ENVS, dtype=int)
     for _ in range(3_000):
-        obs, rewards, terminated, truncated, info = env.step(random_actions(rng, obs["action_mask"]))
+        obs, rewards, terminated, truncated, info = env.step(
+            random_actions(rng, obs["action_mask"])
+        )
         check_batch(env, obs)
         done = terminated | truncated
         if done.any():
@@ -151,7 +153,7 @@ def test_vector_seeding_is_reproducible(make_vector):
 
     a, b, c = run(3), run(3), run(4)
     assert len(a) == len(b)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
     assert not np.array_equal(a[0], c[0])
     # Each battle of one vector env is a different battle.
