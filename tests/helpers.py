@@ -91,3 +91,9 @@ def process_group_alive(pgid: int) -> list[int]:
         if group == pgid and state not in ("Z", "X"):
             alive.append(int(entry))
     return alive
+
+
+def outcome_reward(info: dict[str, Any]) -> float:
+    """The win/loss reward the final ``info`` calls for: +1 won, -1 lost, 0 tie."""
+    won = info["won"]
+    return 1.0 if won else (-1.0 if won is False else 0.0)

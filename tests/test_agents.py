@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import play_episode
+from helpers import outcome_reward, play_episode
 from poke_env.player import Player, RandomPlayer
 from poke_env.player.battle_order import DefaultBattleOrder, SingleBattleOrder
 
@@ -65,7 +65,8 @@ def test_opponents_play_full_battles(make_env, opponent, battle_format):
     env = make_env(battle_format, opponent=spec)
     episode = play_episode(env, seed=7)
     assert episode.terminated and not episode.truncated
-    assert episode.rewards[-1] in (-1.0, 1.0)
+    # poke-env's RandomPlayer draws from the global `random`: allow its (rare) tie.
+    assert episode.rewards[-1] == outcome_reward(episode.final_info)
     assert episode.final_info["battle"].finished
 
 

@@ -232,11 +232,11 @@ def test_port_in_use_by_a_bound_socket():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
         holder.bind(("127.0.0.1", 0))
         port = holder.getsockname()[1]
-        server = LocalServer(port=port, startup_timeout=15)
+        server = LocalServer(port=port, startup_timeout=8)
         started = time.monotonic()
         try:
             with pytest.raises(PortInUseError, match=str(port)):
                 server.start()
         finally:
             server.stop()
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 6

@@ -84,9 +84,12 @@ def test_recovered_battle_replays_the_seeded_battle(private_simulator):
 
 @pytest.mark.timeout(60)
 def test_stalled_simulator_times_out(private_simulator):
-    sim = private_simulator(timeout=1)
+    # A cold Node process needs more than a second for its first battle (it loads
+    # Showdown's data); start the battle with a generous limit, then make it tiny.
+    sim = private_simulator(timeout=60)
     env = ShowdownEnv("gen9randombattle", simulator=sim)
     obs, _ = env.reset(seed=3)
+    sim.timeout = 1
     stalled_pid = sim.pid
     os.kill(stalled_pid, signal.SIGSTOP)
     try:
@@ -101,6 +104,8 @@ def test_stalled_simulator_times_out(private_simulator):
     finally:
         if sim.pid == stalled_pid:  # still ours and frozen: let it go
             os.kill(stalled_pid, signal.SIGCONT)
+    # The next reset starts a fresh (cold) process: give it a normal limit again.
+    sim.timeout = 60
     obs, info = env.reset(seed=3)
     assert sim.pid != stalled_pid and info["turn"] == 1
     _, _, _, _, info = env.step(first_legal(obs))

@@ -145,7 +145,7 @@ def test_vector_seeding_is_reproducible(make_vector):
         rng = np.random.default_rng(5)
         obs, _ = env.reset(seed=seed)
         trace = [obs["observation"].copy()]
-        for _ in range(40):
+        for _ in range(25):
             obs, rewards, *_ = env.step(random_actions(rng, obs["action_mask"]))
             trace.append(obs["observation"].copy())
             trace.append(rewards.copy())

@@ -16,6 +16,7 @@ and is killed, since its state is then unknown. Either way :meth:`ensure_running
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import select
 import subprocess
@@ -107,6 +108,7 @@ class Simulator:
             self._buffer = bytearray()
             self._pending = 0
             self.generation += 1
+            _widen_pipes(self._proc)
             if self.call([["ping"]])[0] != "pong":
                 raise SimulatorError("The Showdown simulator process did not answer its ping.")
 
@@ -250,6 +252,25 @@ class Simulator:
         except OSError:
             return None
         return None
+
+
+F_SETPIPE_SZ = 1031  # Linux fcntl command
+PIPE_BYTES = 1 << 20
+
+
+def _widen_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Give both pipes 1 MiB (Linux), so that Node never blocks writing results.
+
+    With the default 64 KiB, a simulator that finished several batches stalls in
+    ``write`` until Python reads them, and a pipelined vector env loses a core.
+    """
+    for stream in (proc.stdin, proc.stdout):
+        if stream is None:
+            continue
+        try:
+            fcntl.fcntl(stream.fileno(), F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:
+            pass  # not Linux, or above /proc/sys/fs/pipe-max-size: keep the default
 
 
 _shared: Simulator | None = None

@@ -14,6 +14,7 @@
  *   ["format", formatid]     facts about a format, or {"error": ...} when unknown
  *   ["validate", formatid, team]  -> {"problems": [...] | null}
  *   ["ping"]                 -> "pong"
+ *   ["stats"]                -> battle count, memory and CPU accounting
  *   ["crash"]                exits the process (tests use it)
  *
  * A battle command returns [p1Text, p2Text, logText, ended, errors, p1Requests,
@@ -24,7 +25,7 @@
  * seeded battle replays byte for byte.
  */
 const path = require('path');
-const readline = require('readline');
+const fs = require('fs');
 
 const showdownDir = process.argv[2];
 if (!showdownDir) {
@@ -36,6 +37,8 @@ const {extractChannelMessages} = require(path.join(showdownDir, 'dist', 'sim', '
 const {BattleStream, Teams, TeamValidator, Dex} = sim;
 
 const battles = new Map();
+// CPU accounting for `stats` (benchmarks): simulator work vs. the bridge's own.
+const usage = {writes: 0, simulatorMicros: 0, outputMicros: 0};
 const TIMESTAMP = /^\|t:\|/;
 
 function keep(lines) {
@@ -188,7 +191,11 @@ function run(cmd) {
     case 'write': {
       const battle = battles.get(cmd[1]);
       if (!battle) throw new Error(`no battle ${cmd[1]}`);
+      const before = process.cpuUsage();
       battle.write(cmd[2]);
+      const spent = process.cpuUsage(before);
+      usage.writes++;
+      usage.simulatorMicros += spent.user + spent.system;
       return battle.flush();
     }
     case 'close':
@@ -200,8 +207,17 @@ function run(cmd) {
       return validate(cmd[1], cmd[2]);
     case 'ping':
       return 'pong';
-    case 'stats':
-      return {battles: battles.size, rss: process.memoryUsage().rss};
+    case 'stats': {
+      const cpu = process.cpuUsage();
+      return {
+        battles: battles.size,
+        rss: process.memoryUsage().rss,
+        writes: usage.writes,
+        simulatorSeconds: usage.simulatorMicros / 1e6,
+        outputSeconds: usage.outputMicros / 1e6,
+        processSeconds: (cpu.user + cpu.system) / 1e6,
+      };
+    }
     case 'crash':
       process.exit(3);
       return null;
@@ -210,14 +226,13 @@ function run(cmd) {
   }
 }
 
-const rl = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
-rl.on('line', (line) => {
+function handle(line) {
   if (!line) return;
   let batch;
   try {
     batch = JSON.parse(line).c;
   } catch (err) {
-    process.stdout.write(JSON.stringify({fatal: `bad request line: ${err.message}`}) + '\n');
+    writeAll(JSON.stringify({fatal: `bad request line: ${err.message}`}) + '\n');
     return;
   }
   const results = [];
@@ -230,6 +245,34 @@ rl.on('line', (line) => {
     }
     results.push(result instanceof RawJSON ? result.text : JSON.stringify(result));
   }
-  process.stdout.write(`{"r":[${results.join(',')}]}\n`);
+  const before = process.cpuUsage();
+  writeAll(`{"r":[${results.join(',')}]}\n`);
+  const spent = process.cpuUsage(before);
+  usage.outputMicros += spent.user + spent.system;
+}
+
+// Plain blocking writes to fd 1: the reader is waiting for exactly this line.
+function writeAll(text) {
+  const buf = Buffer.from(text, 'utf8');
+  let offset = 0;
+  while (offset < buf.length) {
+    try {
+      offset += fs.writeSync(1, buf, offset);
+    } catch (err) {
+      if (err.code !== 'EAGAIN') throw err;
+    }
+  }
+}
+
+let pending = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  pending += chunk;
+  let nl;
+  while ((nl = pending.indexOf('\n')) >= 0) {
+    const line = pending.slice(0, nl);
+    pending = pending.slice(nl + 1);
+    handle(line);
+  }
 });
-rl.on('close', () => process.exit(0));
+process.stdin.on('end', () => process.exit(0));
