@@ -235,6 +235,7 @@ class ServerBackend(Backend):
         self._starting: ServerBattleSession | None = None
         self._expected_challenge: tuple[str, str, str | None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._sending: Future[Any] | None = None
 
     # ----------------------------------------------------------- connection
     def _url(self) -> str:
@@ -300,7 +301,11 @@ class ServerBackend(Backend):
         return session
 
     def send_all(self, messages: Sequence[tuple[int, str, str]]) -> None:
-        """Send several messages in one hop to poke-env's event loop."""
+        """Hand several messages to poke-env's event loop without waiting for them.
+
+        The caller waits for the server's answer anyway (:meth:`wait_for`), which
+        also reports a failed send; not waiting here saves a thread round trip.
+        """
         for side, _, _ in messages:
             if not self.clients[side].alive():
                 raise ServerError("The connection to the Showdown server closed (did it die?).")
@@ -309,7 +314,7 @@ class ServerBackend(Backend):
             for side, message, room in messages:
                 await self.clients[side].client.send_message(message, room)
 
-        _run(_send(), self.timeout)
+        self._sending = asyncio.run_coroutine_threadsafe(_send(), POKE_LOOP)
 
     def _on_challenges(self, client: _Client, challenges: dict[str, str]) -> None:
         with self.condition:
@@ -358,6 +363,11 @@ class ServerBackend(Backend):
                         return
                     raise BattleTimeoutError(
                         f"The Showdown server did not deliver {what} within {limit:.0f} s."
+                    )
+                sending = self._sending
+                if sending is not None and sending.done() and sending.exception() is not None:
+                    raise ServerError(
+                        f"Sending to the Showdown server failed: {sending.exception()!r}"
                     )
                 if not all(c.alive() for c in self.clients) or (
                     self._local is not None and not self._local.is_running()
