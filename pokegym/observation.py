@@ -295,9 +295,13 @@ class ObservationEncoder:
         for i, mon in enumerate(list(battle.team.values())[:N_SLOTS]):
             self._pokemon(out, OWN_TEAM_OFFSET + i * POKEMON_SIZE, mon, True, True, opp_types)
 
+        # During Team Preview poke-env lists the preview team as the opponent's team;
+        # `revealed` (has been on the field) tells the two apart.
         seen = list(battle.opponent_team.values())[:N_SLOTS]
         for i, mon in enumerate(seen):
-            self._pokemon(out, OPPONENT_TEAM_OFFSET + i * POKEMON_SIZE, mon, False, True, own_types)
+            self._pokemon(
+                out, OPPONENT_TEAM_OFFSET + i * POKEMON_SIZE, mon, False, mon.revealed, own_types
+            )
         if len(seen) < N_SLOTS and battle.teampreview_opponent_team:
             seen_species = {mon.base_species for mon in seen}
             slot = len(seen)

@@ -158,5 +158,8 @@ class ShowdownParallelEnv(BattleSetup, ParallelEnv):  # type: ignore[misc]
             info: dict[str, Any] = {"battle": battle, "turn": battle.turn}
             if battle.finished:
                 info["won"] = battle.won
+                log = self.session.replay_log()
+                if log is not None:
+                    info["log"] = log
             out[agent] = info
         return out

@@ -183,20 +183,27 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
             truncated[slot.index] = not slot.session.finished and battle.turn >= setup.max_turns
             if terminated[slot.index] or truncated[slot.index]:
                 slot.needs_reset = True
-        observations, infos = self._observations(), self._infos()
+        observations = self._observations()
         done = np.flatnonzero(terminated | truncated)
         if self.autoreset_mode == AutoresetMode.SAME_STEP and done.size:
-            infos["final_obs"] = np.empty(self.num_envs, dtype=object)
-            infos["_final_obs"] = np.zeros(self.num_envs, dtype=bool)
-            infos["final_info"] = np.empty(self.num_envs, dtype=object)
+            # The finished battles' last observation and info go to final_obs and
+            # final_info; the returned ones describe the battles that replace them.
+            final_obs = np.empty(self.num_envs, dtype=object)
+            final_info = np.empty(self.num_envs, dtype=object)
+            has_final = np.zeros(self.num_envs, dtype=bool)
             for i in done:
-                infos["final_obs"][i] = {k: v[i] for k, v in observations.items()}
-                infos["_final_obs"][i] = True
-                infos["final_info"][i] = self._info_of(self.slots[i])
+                final_obs[i] = {key: value[i].copy() for key, value in observations.items()}
+                final_info[i] = self._info_of(self.slots[i])
+                has_final[i] = True
             self._run({int(i) for i in done})
-            fresh = self._observations()
-            for key in observations:
-                observations[key][done] = fresh[key][done]
+            observations = self._observations()
+            infos = self._infos()
+            infos.update(
+                final_obs=final_obs, _final_obs=has_final,
+                final_info=final_info, _final_info=has_final.copy(),
+            )  # fmt: skip
+        else:
+            infos = self._infos()
         return observations, rewards, terminated, truncated, infos
 
     def action_masks(self) -> np.ndarray:
@@ -356,6 +363,9 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
         info: dict[str, Any] = {"battle": battle, "turn": battle.turn}
         if battle.finished:
             info["won"] = battle.won
+            log = slot.session.replay_log()
+            if log is not None:
+                info["log"] = log
         return info
 
     def _infos(self) -> dict[str, Any]:

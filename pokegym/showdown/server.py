@@ -42,9 +42,35 @@ def free_port() -> int:
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    """True if something listens on, or holds, ``host:port`` (a bind would fail)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
-        return sock.connect_ex((host, port)) == 0
+        if sock.connect_ex((host, port)) == 0:
+            return True
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # Like Node's listen(): a port left in TIME_WAIT by a closed server is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def _greets(url: str, timeout: float) -> bool:
+    """True if a websocket client at ``url`` receives Showdown's login challenge."""
+    from websockets.sync.client import connect
+
+    deadline = time.monotonic() + timeout
+    try:
+        with connect(url, open_timeout=timeout) as ws:
+            while time.monotonic() < deadline:
+                message = ws.recv(timeout=max(0.01, deadline - time.monotonic()))
+                if "|challstr|" in str(message):
+                    return True
+    except (OSError, TimeoutError, Exception):  # any failure means "not ready yet"
+        return False
+    return False
 
 
 def is_showdown(port: int, host: str = "127.0.0.1", timeout: float = 2.0) -> bool:
@@ -146,6 +172,11 @@ class LocalServer:
             raise last_error or ServerError("Could not find a free port for the Showdown server.")
 
     def _wait_ready(self) -> None:
+        """Wait until the server answers HTTP *and* greets a websocket client.
+
+        A fresh server answers HTTP at once but takes a few seconds more before its
+        first websocket greeting (the ``challstr`` a client logs in with).
+        """
         assert self._proc is not None and self.port is not None
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -154,7 +185,11 @@ class LocalServer:
                     f"The Showdown server exited with code {self._proc.returncode} while "
                     f"starting on port {self.port}:\n{self.log_tail()}"
                 )
-            if is_showdown(self.port, timeout=1.0):
+            if "EADDRINUSE" in self.log_tail():
+                raise ServerError(f"Port {self.port} is already in use (EADDRINUSE).")
+            if is_showdown(self.port, timeout=1.0) and _greets(
+                self.websocket_url, min(5.0, max(0.1, deadline - time.monotonic()))
+            ):
                 return
             time.sleep(0.1)
         raise ServerError(

@@ -117,17 +117,19 @@ class Simulator:
         with self._lock:
             self._kill()
 
-    def _kill(self) -> None:
+    def _kill(self, graceful: bool = True) -> None:
         self._forget_if_forked()
         proc, self._proc = self._proc, None
         if proc is None:
             return
         if proc.poll() is None:
             try:
+                if not graceful:
+                    raise subprocess.TimeoutExpired(proc.args, 0)
                 proc.stdin.close()  # type: ignore[union-attr]
                 proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
+                proc.kill()  # SIGKILL also ends a stopped (SIGSTOP) process
                 proc.wait(timeout=5)
         for stream in (proc.stdin, proc.stdout):
             try:
@@ -195,7 +197,7 @@ class Simulator:
                 return line
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self._kill()
+                self._kill(graceful=False)
                 raise BattleTimeoutError(
                     f"The Showdown simulator did not answer within {timeout:.0f} s (a stalled "
                     "battle). The process was stopped; the next reset() starts a new one."

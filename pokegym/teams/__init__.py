@@ -62,6 +62,8 @@ def load_team(source: str | Path | Team) -> Team:
     """A team from a :class:`Team`, a file path, or export/packed text."""
     if isinstance(source, Team):
         return source
+    if isinstance(source, str) and not source.strip():
+        raise InvalidTeamError("The team text is empty: pass a team file, folder or export text.")
     if isinstance(source, Path) or (
         isinstance(source, str)
         and "\n" not in source
@@ -131,6 +133,10 @@ class TeamPool:
     def from_sources(cls, sources: Iterable[str | Path | Team], format_id: str) -> TeamPool:
         teams: list[Team] = []
         for source in sources:
+            if isinstance(source, str) and not source.strip():
+                raise InvalidTeamError(
+                    "The team text is empty: pass a team file, folder or export text."
+                )
             path = Path(source) if isinstance(source, str | Path) else None
             if path is not None and "\n" not in str(source) and path.expanduser().is_dir():
                 teams.extend(Team.from_file(p) for p in sorted(path.expanduser().glob("*.txt")))
