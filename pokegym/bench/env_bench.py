@@ -219,18 +219,34 @@ def concurrent_battles(n: int) -> tuple[int, int, float]:
     return int(done.sum()), errors, time.perf_counter() - start
 
 
-def memory_growth(battles: int, progress: bool = True) -> tuple[float, int, int]:
-    """Play ``battles`` battles in a row; returns (growth %, RSS after 10 %, RSS at end)."""
+def memory_growth(battles: int, progress: bool = True) -> dict[str, float]:
+    """Play ``battles`` battles in a row and compare memory at the start and the end.
+
+    The reference point is after 10 % of the battles (at least 100): V8 grows its
+    heap to a working size over the first battles, which is not a leak. Memory is
+    read after a full garbage collection on both sides: Python RSS, Node RSS and
+    Node's live heap. Growth is that of Python RSS + Node RSS.
+    """
     from pokegym.vector import ShowdownVectorEnv
 
     env = ShowdownVectorEnv(8, FORMAT, opponent="random", num_simulators=1)
-    sim_pid = env.simulators[0].pid
+    simulator = env.simulators[0]
     obs, _ = env.reset(seed=2000)
     rng = np.random.default_rng(2000)
     finished = 0
-    baseline = 0
-    mark = max(1, battles // 10)
-    bar = _bar(battles, "memory") if progress else None
+    mark = min(battles - 1, max(battles // 10, 100))
+
+    def snapshot() -> dict[str, float]:
+        gc.collect()
+        stats = simulator.call([["stats", True]])[0]
+        return {
+            "python_rss": _rss(),
+            "node_rss": _rss(simulator.pid),
+            "node_heap": stats["heapUsed"],
+        }
+
+    start: dict[str, float] = {}
+    bar = _bar(battles, "battles in a row") if progress else None
     try:
         while finished < battles:
             actions = [int(rng.choice(np.flatnonzero(mask))) for mask in obs["action_mask"]]
@@ -239,17 +255,24 @@ def memory_growth(battles: int, progress: bool = True) -> tuple[float, int, int]
             finished += ended
             if bar is not None and ended:
                 bar.update(ended)
-            if not baseline and finished >= mark:
-                gc.collect()
-                baseline = _rss() + _rss(sim_pid)
-        gc.collect()
-        final = _rss() + _rss(sim_pid)
+            if not start and finished >= mark:
+                start = snapshot()
+        end = snapshot()
     finally:
         env.close()
         if bar is not None:
             bar.close()
-    growth = 100.0 * (final - baseline) / baseline if baseline else 0.0
-    return growth, baseline, final
+    total_start = start["python_rss"] + start["node_rss"]
+    total_end = end["python_rss"] + end["node_rss"]
+    return {
+        "reference_battles": mark,
+        "start_mib": total_start / 2**20,
+        "end_mib": total_end / 2**20,
+        "growth_pct": 100.0 * (total_end - total_start) / total_start,
+        "python_growth_pct": 100.0 * (end["python_rss"] / start["python_rss"] - 1),
+        "node_heap_start_mib": start["node_heap"] / 2**20,
+        "node_heap_end_mib": end["node_heap"] / 2**20,
+    }
 
 
 def _bar(total: int, desc: str) -> Any:
@@ -314,10 +337,13 @@ def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]
         f"\n{config.concurrent} concurrent battles: {finished} finished, {errors} errors, "
         f"{seconds:.1f} s"
     )
-    growth, rss_start, rss_end = memory_growth(config.memory_battles)
+    memory = memory_growth(config.memory_battles)
+    growth = memory["growth_pct"]
     print(
-        f"{config.memory_battles} battles in a row: Python+Node RSS {rss_start / 2**20:.0f} MiB "
-        f"after 10% -> {rss_end / 2**20:.0f} MiB at the end ({growth:+.1f}%)"
+        f"{config.memory_battles} battles in a row: Python+Node RSS {memory['start_mib']:.0f} MiB "
+        f"after {memory['reference_battles']:.0f} battles -> {memory['end_mib']:.0f} MiB at the "
+        f"end ({growth:+.1f}%; Python {memory['python_growth_pct']:+.1f}%, Node live heap "
+        f"{memory['node_heap_start_mib']:.0f} -> {memory['node_heap_end_mib']:.0f} MiB)"
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of this Python process: {peak:.0f} MiB")

@@ -98,7 +98,7 @@ class Simulator:
             node = find_node().node
             self._stderr = tempfile.TemporaryFile()
             self._proc = subprocess.Popen(
-                [node, str(JS_DIR / "sim_bridge.js"), str(package)],
+                [node, "--expose-gc", str(JS_DIR / "sim_bridge.js"), str(package)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,

@@ -14,7 +14,7 @@
  *   ["format", formatid]     facts about a format, or {"error": ...} when unknown
  *   ["validate", formatid, team]  -> {"problems": [...] | null}
  *   ["ping"]                 -> "pong"
- *   ["stats"]                -> battle count, memory and CPU accounting
+ *   ["stats", gc]            -> battle count, memory (after a full GC if gc) and CPU use
  *   ["crash"]                exits the process (tests use it)
  *
  * A battle command returns [p1Text, p2Text, logText, ended, errors, p1Requests,
@@ -208,10 +208,15 @@ function run(cmd) {
     case 'ping':
       return 'pong';
     case 'stats': {
+      // ["stats", true] collects garbage first (Node runs with --expose-gc), so
+      // that heapUsed measures live objects: what a leak check needs.
+      if (cmd[1] && typeof global.gc === 'function') global.gc();
       const cpu = process.cpuUsage();
+      const memory = process.memoryUsage();
       return {
         battles: battles.size,
-        rss: process.memoryUsage().rss,
+        rss: memory.rss,
+        heapUsed: memory.heapUsed,
         writes: usage.writes,
         simulatorSeconds: usage.simulatorMicros / 1e6,
         outputSeconds: usage.outputMicros / 1e6,
