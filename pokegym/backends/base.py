@@ -95,7 +95,9 @@ class PlayerView:
         "battle",
         "error",
         "finished",
+        "last_rejection_unavailable",
         "needs_choice",
+        "rejections",
         "request",
         "request_count",
         "role",
@@ -132,6 +134,8 @@ class PlayerView:
         self.request_count = 0
         self.error: str | None = None
         self.unavailable = False
+        self.rejections = 0
+        self.last_rejection_unavailable = False
 
     def feed(self, text: str) -> None:
         """Apply a block of protocol lines (as the player receives them)."""
@@ -179,10 +183,13 @@ class PlayerView:
 
     def _on_error(self, message: str) -> None:
         # [Invalid choice]: the request still stands, choose again.
-        # [Unavailable choice]: an updated request follows (e.g. a trap revealed).
+        # [Unavailable choice]: an updated request follows (e.g. a trap revealed);
+        # it clears `error`, so `rejections` keeps count for whoever waits on it.
         self.error = message
         self.needs_choice = True
         self.unavailable = message.startswith("[Unavailable choice]")
+        self.rejections += 1
+        self.last_rejection_unavailable = self.unavailable
 
     def _finish(self) -> None:
         self.finished = True

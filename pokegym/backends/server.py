@@ -165,26 +165,34 @@ class ServerBattleSession(BattleSession):
 
     def _send(self, choices: Mapping[int, str]) -> None:
         b = self.backend
+        views = self.views
         with b.condition:
-            before = [view.request_count for view in self.views]
+            before = [view.request_count for view in views]
+            rejected_before = [view.rejections for view in views]
             for side in choices:
-                self.views[side].needs_choice = False
-                self.views[side].error = None
+                views[side].needs_choice = False
+                views[side].error = None
         b.send_all(
             [(side, f"/choose {choice}", self.room or "") for side, choice in choices.items()]
         )
 
         def settled() -> bool:
+            # The battle moves on (and every side gets a new request) unless a choice
+            # was rejected; then only the rejected side hears back: at once for an
+            # invalid choice, with an updated request for an unavailable one.
             if self.finished:
                 return True
-            if any(self.views[side].error is not None for side in choices):
-                return True
-            counts = zip(self.views, before, strict=True)
-            return all(view.request_count > count for view, count in counts)
+            rejected = [s for s in choices if views[s].rejections > rejected_before[s]]
+            if rejected:
+                return all(
+                    views[s].request_count > before[s] or not views[s].last_rejection_unavailable
+                    for s in rejected
+                )
+            return all(
+                view.request_count > count for view, count in zip(views, before, strict=True)
+            )
 
         b.wait_for(settled, f"the answer to {dict(choices)} in {self.room}")
-        if any(self.views[side].error is not None for side in choices):
-            b.wait_for(lambda: False, "", timeout=0.05, raise_on_timeout=False)
 
     def close(self) -> None:
         if self._closed:
