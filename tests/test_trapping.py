@@ -88,7 +88,7 @@ def test_switch_into_shadow_tag_is_handed_back(backend):
         assert not obs["action_mask"][SWITCH:].any()
         assert obs["action_mask"][:4].all()
         assert battle.active_pokemon.species == "garchomp"
-        obs, reward, terminated, truncated, info = env.step(0)  # Earthquake
+        obs, reward, terminated, _, info = env.step(0)  # Earthquake
         assert info["turn"] == turn + 1
         assert reward == 0.0 and not terminated
         assert np.flatnonzero(obs["action_mask"]).size > 0
