@@ -81,7 +81,7 @@ def test_switch_into_shadow_tag_is_handed_back(backend):
         # Shadow Tag is hidden: Showdown only says the switch "may" be trapped.
         assert obs["action_mask"][corviknight] == 1
         turn = info["turn"]
-        obs, reward, terminated, truncated, info = env.step(corviknight)
+        obs, _, _, _, info = env.step(corviknight)
         # Rejected as unavailable: same turn, the agent decides again, no switches left.
         assert info["turn"] == turn
         assert battle.trapped
