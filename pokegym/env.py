@@ -351,15 +351,8 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
         return self.battle.turn >= self.max_turns
 
     def _info(self) -> dict[str, Any]:
-        battle = self.battle
-        info: dict[str, Any] = {"battle": battle, "turn": battle.turn}
-        if battle.finished:
-            info["won"] = battle.won
-            assert self.session is not None
-            log = self.session.replay_log()
-            if log is not None:
-                info["log"] = log
-        return info
+        assert self.session is not None
+        return battle_info(self.session, AGENT)
 
     def _advance(self, agent_choice: str | None = None) -> None:
         """Send the agent's choice, then let the opponent play until the agent must decide."""
@@ -381,6 +374,19 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
             agent_choice = None
             session.choose(choices)
         raise PokegymError("The opponent kept playing without end; call reset().")
+
+
+def battle_info(session: BattleSession, side: int) -> dict[str, Any]:
+    """The info dict of one player: its live battle, the turn, and at the end the
+    result and (when kept) Showdown's protocol log."""
+    battle = session.battles[side]
+    info: dict[str, Any] = {"battle": battle, "turn": battle.turn}
+    if battle.finished:
+        info["won"] = battle.won
+        log = session.replay_log()
+        if log is not None:
+            info["log"] = log
+    return info
 
 
 def default_lead(battle: AbstractBattle) -> str:

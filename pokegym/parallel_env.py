@@ -16,7 +16,7 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from pokegym.actions import N_ACTIONS, WAIT
-from pokegym.env import BattleSetup, default_lead
+from pokegym.env import BattleSetup, battle_info, default_lead
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.observation import observation_space
 from pokegym.render import render_battle
@@ -152,14 +152,4 @@ class ShowdownParallelEnv(BattleSetup, ParallelEnv):  # type: ignore[misc]
 
     def _infos(self) -> dict[str, dict[str, Any]]:
         assert self.session is not None
-        out = {}
-        for side, agent in enumerate(AGENTS):
-            battle = self.session.battles[side]
-            info: dict[str, Any] = {"battle": battle, "turn": battle.turn}
-            if battle.finished:
-                info["won"] = battle.won
-                log = self.session.replay_log()
-                if log is not None:
-                    info["log"] = log
-            out[agent] = info
-        return out
+        return {agent: battle_info(self.session, side) for side, agent in enumerate(AGENTS)}

@@ -31,7 +31,7 @@ from pokegym.actions import N_ACTIONS
 from pokegym.agents import Agent, make_agent
 from pokegym.backends import SimBackend
 from pokegym.backends.sim import SimBattleSession
-from pokegym.env import AGENT, BattleSetup, next_choices
+from pokegym.env import AGENT, BattleSetup, battle_info, next_choices
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.observation import observation_space
 from pokegym.rewards import RewardFunction
@@ -359,14 +359,7 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
 
     def _info_of(self, slot: _Slot) -> dict[str, Any]:
         assert slot.session is not None
-        battle = slot.session.battles[AGENT]
-        info: dict[str, Any] = {"battle": battle, "turn": battle.turn}
-        if battle.finished:
-            info["won"] = battle.won
-            log = slot.session.replay_log()
-            if log is not None:
-                info["log"] = log
-        return info
+        return battle_info(slot.session, AGENT)
 
     def _infos(self) -> dict[str, Any]:
         turns = np.zeros(self.num_envs, dtype=np.int64)

@@ -141,27 +141,14 @@ class ServerBattleSession(BattleSession):
     def bind(self, room: str) -> None:
         """Create the two views once the server has opened the battle room."""
         self.room = room
-        b = self.backend
-        self.views = (  # type: ignore[assignment]
+        names = [client.username for client in self.backend.clients]
+        self.views = tuple(  # type: ignore[assignment]
             PlayerView(
-                room,
-                b.clients[0].username,
-                b.clients[1].username,
-                "p1",
-                self.fmt.gen,
-                self.teams[0],
-                synthetic_header=False,
-            ),
-            PlayerView(
-                room,
-                b.clients[1].username,
-                b.clients[0].username,
-                "p2",
-                self.fmt.gen,
-                self.teams[1],
-                synthetic_header=False,
-            ),
-        )
+                room, names[side], names[1 - side], ROLES[side], self.fmt.gen,
+                self.teams[side], synthetic_header=False,
+            )
+            for side in (0, 1)
+        )  # fmt: skip
 
     def _send(self, choices: Mapping[int, str]) -> None:
         b = self.backend

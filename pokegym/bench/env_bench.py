@@ -77,14 +77,17 @@ def _rss(pid: int | None = None) -> int:
     return 0
 
 
-def _single_loop(env: Any, seconds: float) -> tuple[int, int]:
+def _single_loop(
+    env: Any, seconds: float, as_action: Callable[[int], Any] = int
+) -> tuple[int, int]:
+    """Random legal actions for ``seconds``; returns (steps, finished battles)."""
     rng = np.random.default_rng(0)
     obs = env._bench_obs
     steps = battles = 0
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline:
         legal = np.flatnonzero(obs["action_mask"])
-        obs, _, terminated, truncated, _ = env.step(int(legal[rng.integers(len(legal))]))
+        obs, _, terminated, truncated, _ = env.step(as_action(legal[rng.integers(len(legal))]))
         steps += 1
         if terminated or truncated:
             battles += 1
@@ -181,19 +184,7 @@ def _make_pokeenv(url: str) -> Callable[[], Any]:
 
 
 def _pokeenv_loop(env: Any, seconds: float) -> tuple[int, int]:
-    rng = np.random.default_rng(0)
-    obs = env._bench_obs
-    steps = battles = 0
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        legal = np.flatnonzero(obs["action_mask"])
-        obs, _, terminated, truncated, _ = env.step(np.int64(legal[rng.integers(len(legal))]))
-        steps += 1
-        if terminated or truncated:
-            battles += 1
-            obs, _ = env.reset()
-    env._bench_obs = obs
-    return steps, battles
+    return _single_loop(env, seconds, as_action=np.int64)  # poke-env wants numpy ints
 
 
 def concurrent_battles(n: int) -> tuple[int, int, float]:
