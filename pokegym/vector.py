@@ -35,7 +35,7 @@ from pokegym.env import AGENT, BattleSetup, battle_info, next_choices
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.observation import observation_space
 from pokegym.rewards import RewardFunction
-from pokegym.showdown.simulator import Simulator
+from pokegym.showdown.simulator import Simulator, wait_for_answers
 
 
 def _autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:
@@ -251,14 +251,16 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
                     start=False,
                 )
                 slot.agent_choice = None
-        in_flight: deque[tuple[Simulator, list[tuple[_Slot, bool]]]] = deque()
+        in_flight: dict[int, deque[list[tuple[_Slot, bool]]]] = {
+            id(sim): deque() for sim in self.simulators
+        }
         building: dict[int, list[tuple[_Slot, list[Any], bool]]] = {}
 
         def flush(sim: Simulator) -> None:
             chunk = building.pop(id(sim), None)
             if chunk:
                 sim.submit([command for _, command, _ in chunk])
-                in_flight.append((sim, [(slot, starting) for slot, _, starting in chunk]))
+                in_flight[id(sim)].append([(slot, starting) for slot, _, starting in chunk])
 
         def schedule(slot: _Slot) -> None:
             command, starting = self._next_command(slot)
@@ -274,12 +276,13 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
             schedule(self.slots[i])
         for sim in self.simulators:
             flush(sim)
-        rounds = 0
-        while in_flight:
-            rounds += 1
-            if rounds > 100_000:
-                raise PokegymError("The battles kept playing without end.")
-            sim, chunk = in_flight.popleft()
+        for _ in range(1_000_000):
+            busy = [sim for sim in self.simulators if in_flight[id(sim)]]
+            if not busy:
+                return
+            # Parse whichever simulator has answered first; the others keep working.
+            sim = wait_for_answers(busy, max(s.timeout for s in busy))[0]
+            chunk = in_flight[id(sim)].popleft()
             results = sim.collect()
             for (slot, starting), result in zip(chunk, results, strict=True):
                 assert slot.session is not None
@@ -289,11 +292,12 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
                     slot.needs_reset = False
                     slot.reward.reset(slot.session.battles[AGENT])
                 schedule(slot)
-            if not in_flight or all(s is not sim for s, _ in in_flight):
-                for other in self.simulators:
+            for other in self.simulators:
+                if not in_flight[id(other)]:
                     flush(other)
-            else:
+            if not in_flight[id(sim)]:
                 flush(sim)
+        raise PokegymError("The battles kept playing without end.")
 
     def _next_command(self, slot: _Slot) -> tuple[list[Any] | None, bool]:
         """The next simulator command of a battle, or None if it waits for its agent."""

@@ -210,6 +210,23 @@ class Simulator:
                 raise self._died()
             buffer += chunk
 
+    # Waiting on several simulators at once (the vector env's pipeline).
+    def answer_ready(self) -> bool:
+        """True when the oldest outstanding batch's answer has fully arrived."""
+        return self._pending > 0 and b"\n" in self._buffer
+
+    def fileno(self) -> int:
+        if self._proc is None or self._proc.stdout is None:
+            raise SimulatorError("The Showdown simulator is not running; call reset().")
+        return self._proc.stdout.fileno()
+
+    def read_available(self) -> None:
+        """Take in what the process has written (after ``select`` saw it readable)."""
+        chunk = os.read(self.fileno(), 1 << 20)
+        if not chunk:
+            raise self._died()
+        self._buffer += chunk
+
     def _died(self) -> SimulatorError:
         proc = self._proc
         code = None
@@ -277,6 +294,30 @@ def _widen_pipes(proc: subprocess.Popen[bytes]) -> None:
 
 _shared: Simulator | None = None
 _shared_lock = threading.Lock()
+
+
+def wait_for_answers(simulators: Sequence[Simulator], timeout: float) -> list[Simulator]:
+    """The simulators (with a batch outstanding) whose oldest answer is complete.
+
+    Waits up to ``timeout`` seconds for at least one; raises
+    :class:`BattleTimeoutError` (and stops the waited-on processes) when none comes.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        ready = [sim for sim in simulators if sim.answer_ready()]
+        if ready:
+            return ready
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            for sim in simulators:
+                sim._kill(graceful=False)
+            raise BattleTimeoutError(
+                f"No Showdown simulator answered within {timeout:.0f} s (a stalled battle). "
+                "The processes were stopped; the next reset() starts new ones."
+            )
+        readable, _, _ = select.select(simulators, [], [], remaining)
+        for sim in readable:
+            sim.read_available()
 
 
 def _reset_shared_after_fork() -> None:
