@@ -187,6 +187,29 @@ def _pokeenv_loop(env: Any, seconds: float) -> tuple[int, int]:
     return _single_loop(env, seconds, as_action=np.int64)  # poke-env wants numpy ints
 
 
+FIRST_OBS_SCRIPT = """
+import time
+start = time.perf_counter()
+import gymnasium as gym
+import pokegym
+env = gym.make("Showdown-Gen9OU")
+env.reset(seed=7)
+print(time.perf_counter() - start)
+env.close()
+"""
+
+
+def first_observation_seconds() -> float:
+    """Seconds from ``import gymnasium`` to the first observation of Showdown-Gen9OU,
+    in a fresh Python process (Showdown already installed)."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_OBS_SCRIPT], capture_output=True, text=True, check=True
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def concurrent_battles(n: int) -> tuple[int, int, float]:
     """Run ``n`` battles at once to their end; returns (finished, errors, seconds)."""
     from pokegym.vector import ShowdownVectorEnv
@@ -286,6 +309,8 @@ def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]
             Contender("server", _make_server(server.websocket_url), _single_loop),
             Contender("pokeenv", _make_pokeenv(server.websocket_url), _pokeenv_loop),
         ]
+    first_obs = first_observation_seconds()
+    print(f"gym.make('Showdown-Gen9OU') + reset() in a fresh process: {first_obs:.2f} s")
     print(
         f"pokegym bench env: {FORMAT}, random agent vs random opponent, "
         f"{config.rounds} interleaved rounds x {config.seconds:.0f} s per contender",
@@ -351,15 +376,16 @@ def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]
     figures["ratio_server_vs_pokeenv"] = figures["steps_per_s_server"] / base
     figures["concurrent_errors"] = errors
     figures["memory_growth_pct"] = growth
+    figures["first_obs_s"] = first_obs
     print(
         " ".join(
             f"{key}={figures[key]:.2f}"
-            if "ratio" in key or "pct" in key
+            if "ratio" in key or "pct" in key or key.endswith("_s")
             else f"{key}={figures[key]:.0f}"
             for key in (
                 "steps_per_s_sim", "steps_per_s_vec", "steps_per_s_server", "steps_per_s_pokeenv",
                 "ratio_sim_vs_pokeenv", "ratio_vec_vs_pokeenv", "ratio_server_vs_pokeenv",
-                "concurrent_errors", "memory_growth_pct",
+                "concurrent_errors", "memory_growth_pct", "first_obs_s",
             )
         )
     )  # fmt: skip
