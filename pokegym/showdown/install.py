@@ -242,6 +242,7 @@ def install_showdown(*, force: bool = False, quiet: bool = False, timeout: float
             (staging / _MARKER).write_text(pinned_version())
             if target.exists():
                 shutil.rmtree(target)
+            staging.chmod(0o755)
             staging.rename(target)
         finally:
             if staging.exists():
