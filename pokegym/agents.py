@@ -14,6 +14,7 @@ with :func:`register_agent`. This keeps the layering: ``pokegym`` never imports
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.metadata
 import inspect
 from collections.abc import Callable
@@ -69,10 +70,8 @@ def _literal(text: str) -> Any:
     if lowered in ("none", "null"):
         return None
     for cast in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return cast(text)
-        except ValueError:
-            pass
     return text
 
 

@@ -11,6 +11,7 @@ or stalled server raises instead of hanging.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import string
 import threading
@@ -120,10 +121,9 @@ class _Client:
 
     def close(self) -> None:
         if self.alive():
-            try:
+            # Closing a socket that is dying anyway is not an error worth raising.
+            with contextlib.suppress(Exception):
                 _run(self.client.stop_listening(), 5.0)
-            except Exception:  # closing a dead socket is not an error worth raising
-                pass
 
 
 class ServerBattleSession(BattleSession):
@@ -188,13 +188,11 @@ class ServerBattleSession(BattleSession):
         b = self.backend
         if self.room is None:
             return
-        try:
+        with contextlib.suppress(ServerError, TimeoutError):  # the server may be gone
             if not self.finished:
                 b.clients[0].send("/forfeit", self.room)
             for client in b.clients:
                 client.send(f"/leave {self.room}")
-        except (ServerError, TimeoutError):
-            pass
         b.sessions.pop(self.room, None)
 
 

@@ -7,6 +7,7 @@ seed and the same choices replay the same battle byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -149,10 +150,8 @@ class SimBattleSession(BattleSession):
             return
         self._closed = True
         if self.simulator.generation == self._generation and self.simulator.is_running():
-            try:
+            with contextlib.suppress(SimulatorError):  # a dead process holds no battles
                 self.simulator.call([["close", self.battle_id]])
-            except SimulatorError:
-                pass
 
     def close_command(self) -> list[Any] | None:
         """A batched close (vector envs); marks the session closed."""

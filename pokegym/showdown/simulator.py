@@ -16,6 +16,7 @@ and is killed, since its state is then unknown. Either way :meth:`ensure_running
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import os
 import select
@@ -132,19 +133,15 @@ class Simulator:
                 proc.kill()  # SIGKILL also ends a stopped (SIGSTOP) process
                 proc.wait(timeout=5)
         for stream in (proc.stdin, proc.stdout):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()  # type: ignore[union-attr]
-            except OSError:
-                pass
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # interpreter shutdown: best effort
             self._kill()
-        except Exception:
-            pass
 
     def new_battle_id(self) -> int:
         with self._lock:
@@ -286,10 +283,9 @@ def _widen_pipes(proc: subprocess.Popen[bytes]) -> None:
     for stream in (proc.stdin, proc.stdout):
         if stream is None:
             continue
-        try:
+        # Not Linux, or above /proc/sys/fs/pipe-max-size: keep the default size.
+        with contextlib.suppress(OSError):
             fcntl.fcntl(stream.fileno(), F_SETPIPE_SZ, PIPE_BYTES)
-        except OSError:
-            pass  # not Linux, or above /proc/sys/fs/pipe-max-size: keep the default
 
 
 _shared: Simulator | None = None
