@@ -160,5 +160,14 @@ class SimBattleSession(BattleSession):
         self._closed = True
         return ["close", self.battle_id]
 
+    def teams(self) -> list[list[dict[str, Any]]]:
+        """Both sides' full sets as Showdown holds them (species, item, ability, moves,
+        nature, EVs, IVs, level, Tera Type): the omniscient view, for analysis."""
+        self._check_alive()
+        result = self.simulator.call([["teams", self.battle_id]])[0]
+        if isinstance(result, dict):
+            raise SimulatorError(f"The simulator failed on battle {self.battle_id}: {result['error']}")
+        return result  # type: ignore[no-any-return]
+
     def replay_log(self) -> str | None:
         return "\n".join(self._log) if self._log is not None else None

@@ -13,6 +13,10 @@
  *   ["close", id]            drop a battle (finished or abandoned)
  *   ["format", formatid]     facts about a format, or {"error": ...} when unknown
  *   ["validate", formatid, team]  -> {"problems": [...] | null}
+ *   ["teams", id]            -> [p1 sets, p2 sets]: the full sets both sides play (omniscient)
+ *   ["generate", formatid, seed]  -> one random team of a random-team format (sets)
+ *   ["dex", gen]             -> Showdown's species, moves, items, abilities, natures and
+ *                               type chart for a generation (JSON fields only)
  *   ["ping"]                 -> "pong"
  *   ["stats", gc]            -> battle count, memory (after a full GC if gc) and CPU use
  *   ["crash"]                exits the process (tests use it)
@@ -166,6 +170,39 @@ function formatInfo(formatid) {
   };
 }
 
+/** Showdown's data for one generation, as plain JSON (effect callbacks are dropped). */
+function dexData(gen) {
+  const dex = Dex.forGen(gen);
+  const pick = (entries) => {
+    const out = {};
+    for (const entry of entries) {
+      if (entry.isNonstandard && entry.isNonstandard !== 'Past' && entry.isNonstandard !== 'Gigantamax') {
+        continue;
+      }
+      // Keep which callbacks an effect has (names only), so data users can tell
+      // e.g. a damage-modifying item from an inert one.
+      const json = JSON.parse(JSON.stringify(entry));
+      json.callbacks = Object.keys(entry).filter((key) => typeof entry[key] === 'function');
+      out[entry.id] = json;
+    }
+    return out;
+  };
+  const typeChart = {};
+  for (const type of dex.types.all()) {
+    if (type.isNonstandard) continue;
+    typeChart[type.name] = type.damageTaken;
+  }
+  return {
+    gen,
+    species: pick(dex.species.all()),
+    moves: pick(dex.moves.all()),
+    items: pick(dex.items.all()),
+    abilities: pick(dex.abilities.all()),
+    natures: pick(dex.natures.all()),
+    typeChart,
+  };
+}
+
 function validate(formatid, team) {
   const validator = TeamValidator.get(formatid);
   let sets;
@@ -201,6 +238,15 @@ function run(cmd) {
     case 'close':
       battles.delete(cmd[1]);
       return true;
+    case 'teams': {
+      const battle = battles.get(cmd[1]);
+      if (!battle) throw new Error(`no battle ${cmd[1]}`);
+      return battle.stream.battle.sides.map((side) => side.team);
+    }
+    case 'generate':
+      return Teams.generate(cmd[1], {seed: cmd[2]});
+    case 'dex':
+      return dexData(cmd[1]);
     case 'format':
       return formatInfo(cmd[1]);
     case 'validate':
