@@ -15,6 +15,7 @@
  *   ["validate", formatid, team]  -> {"problems": [...] | null}
  *   ["teams", id]            -> [p1 sets, p2 sets]: the full sets both sides play (omniscient)
  *   ["generate", formatid, seed]  -> one random team of a random-team format (sets)
+ *   ["import", team]         -> the sets of a team given as export or packed text
  *   ["dex", gen]             -> Showdown's species, moves, items, abilities, natures and
  *                               type chart for a generation (JSON fields only)
  *   ["ping"]                 -> "pong"
@@ -245,6 +246,8 @@ function run(cmd) {
     }
     case 'generate':
       return Teams.generate(cmd[1], {seed: cmd[2]});
+    case 'import':
+      return readTeam(cmd[1]);
     case 'dex':
       return dexData(cmd[1]);
     case 'format':

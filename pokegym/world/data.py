@@ -1,0 +1,106 @@
+"""Game data exactly as the installed Showdown ships it, one generation at a time.
+
+The simulator bridge exports Showdown's own tables (species, moves, items,
+abilities, natures, type chart) as JSON once; they are cached next to the Showdown
+install (``$POKEGYM_HOME/data/<install>/gen<N>.json``) and loaded from there
+afterwards. Nothing here is typed in by hand. Effects that Showdown implements as
+code (an item's ``onBasePower``, an ability's ``onModifyAtk``) are not data; each
+entry lists the names of its callbacks in ``callbacks`` so that code implementing
+them can check which entries have them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pokegym.showdown.install import cache_home, lock_hash
+
+TYPES = (
+    "Bug", "Dark", "Dragon", "Electric", "Fairy", "Fighting", "Fire", "Flying", "Ghost",
+    "Grass", "Ground", "Ice", "Normal", "Poison", "Psychic", "Rock", "Steel", "Water",
+)  # fmt: skip
+STATS = ("hp", "atk", "def", "spa", "spd", "spe")
+
+
+def to_id(text: str) -> str:
+    """Showdown's ``toID``: lower case, letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
+# Showdown's damageTaken codes: 0 normal, 1 weak (x2), 2 resists (x0.5), 3 immune.
+_TAKEN = {0: 1.0, 1: 2.0, 2: 0.5, 3: 0.0}
+
+
+@dataclass(frozen=True)
+class Dex:
+    """Showdown's data for one generation (dicts keyed by Showdown id)."""
+
+    gen: int
+    species: dict[str, dict[str, Any]]
+    moves: dict[str, dict[str, Any]]
+    items: dict[str, dict[str, Any]]
+    abilities: dict[str, dict[str, Any]]
+    natures: dict[str, dict[str, Any]]
+    type_chart: dict[str, dict[str, int]]
+
+    def effectiveness(self, move_type: str, defender_types: tuple[str, ...]) -> float:
+        """Type multiplier of ``move_type`` against a Pokémon with ``defender_types``."""
+        value = 1.0
+        for defender in defender_types:
+            taken = self.type_chart.get(defender)
+            if taken is not None:
+                value *= _TAKEN[taken.get(move_type, 0)]
+        return value
+
+    def species_entry(self, name: str) -> dict[str, Any]:
+        entry = self.species.get(to_id(name))
+        if entry is None:
+            raise KeyError(f"Showdown's gen {self.gen} data has no species {name!r}")
+        return entry
+
+    def move_entry(self, name: str) -> dict[str, Any]:
+        entry = self.moves.get(to_id(name))
+        if entry is None:
+            raise KeyError(f"Showdown's gen {self.gen} data has no move {name!r}")
+        return entry
+
+
+def _cache_file(gen: int) -> Path:
+    return cache_home() / "data" / lock_hash() / f"gen{gen}.json"
+
+
+@cache
+def load_dex(gen: int) -> Dex:
+    """Showdown's data for ``gen`` (exported through the simulator on first use)."""
+    path = _cache_file(gen)
+    if path.exists():
+        raw = json.loads(path.read_text())
+    else:
+        from pokegym.showdown.simulator import shared_simulator
+
+        sim = shared_simulator()
+        sim.ensure_running()
+        raw = sim.call([["dex", gen]], timeout=300)[0]
+        if "error" in raw:
+            raise RuntimeError(f"Could not export Showdown's gen {gen} data: {raw['error']}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(raw, handle)
+        os.replace(tmp, path)
+    return Dex(
+        gen=gen,
+        species=raw["species"],
+        moves=raw["moves"],
+        items=raw["items"],
+        abilities=raw["abilities"],
+        natures=raw["natures"],
+        type_chart=raw["typeChart"],
+    )
