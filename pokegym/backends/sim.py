@@ -166,7 +166,9 @@ class SimBattleSession(BattleSession):
         self._check_alive()
         result = self.simulator.call([["teams", self.battle_id]])[0]
         if isinstance(result, dict):
-            raise SimulatorError(f"The simulator failed on battle {self.battle_id}: {result['error']}")
+            raise SimulatorError(
+                f"The simulator failed on battle {self.battle_id}: {result['error']}"
+            )
         return result  # type: ignore[no-any-return]
 
     def replay_log(self) -> str | None:
