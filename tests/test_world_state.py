@@ -1,0 +1,76 @@
+"""The world model's compact state, built from live poke-env battles."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pokegym.env import ShowdownEnv
+from pokegym.world.data import load_dex, to_id
+from pokegym.world.sets import PokemonSet, compute_stats
+from pokegym.world.state import default_set, state_from_battle
+
+
+def test_state_from_a_real_battle_is_exact_for_own_side_and_overlays_the_opponent():
+    env = ShowdownEnv("gen9randombattle", opponent="max_power")
+    try:
+        obs, info = env.reset(seed=11)
+        rng = np.random.default_rng(0)
+        for _ in range(6):
+            obs, _, terminated, truncated, info = env.step(
+                int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            )
+            if terminated or truncated:
+                break
+        battle = info["battle"]
+        dex = load_dex(9)
+        opponent = battle.opponent_active_pokemon
+        chosen = PokemonSet(species=to_id(opponent.species), level=opponent.level, item="leftovers",
+                            evs=(85,) * 6, moves=("tackle",))  # fmt: skip
+        state = state_from_battle(battle, {to_id(opponent.species): chosen}, dex)
+
+        own = state.sides[0]
+        assert len(own.mons) == len(battle.team)
+        for mon_state, mon in zip(own.mons, battle.team.values(), strict=True):
+            assert mon_state.species == to_id(mon.species)
+            assert mon_state.stats[0] == mon.max_hp
+            assert mon_state.stats[5] == mon.stats["spe"]
+            assert mon_state.hp == (0 if mon.fainted else mon.current_hp)
+            assert set(mon_state.moves) <= set(mon.moves)
+        assert own.active_mon.species == to_id(battle.active_pokemon.species)
+
+        opp = state.sides[1]
+        seen = [m for m in battle.opponent_team.values() if m.revealed or m.active]
+        assert len(opp.mons) == len(seen)
+        active = opp.active_mon
+        assert active.species == to_id(opponent.species)
+        expected_stats = compute_stats(dex, active.species, opponent.level, (85,) * 6)
+        assert active.stats[0] == expected_stats["hp"]
+        assert abs(active.hp - expected_stats["hp"] * opponent.current_hp_fraction) < 1e-6
+        # Revealed moves come first, then the determinized set's.
+        for move in opponent.moves:
+            assert move in active.moves
+        if opponent.item not in (None, "unknown_item"):
+            assert active.item == to_id(opponent.item)
+        else:
+            assert active.item == "leftovers"
+
+        copy = state.copy()
+        copy.sides[0].active_mon.hp = -1
+        copy.sides[1].spikes = 3
+        assert state.sides[0].active_mon.hp != -1 and state.sides[1].spikes != 3
+    finally:
+        env.close()
+
+
+def test_default_set_for_an_unknown_opponent():
+    dex = load_dex(9)
+    pokemon_set = default_set(dex, "garchomp", 80)
+    assert pokemon_set.level == 80
+    assert pokemon_set.ability in {to_id(a) for a in dex.species["garchomp"]["abilities"].values()}
+    stats = pokemon_set.stats(dex)
+    # Base 108/130/95/80/85/102, level 80, 84 EVs (+21) and 31 IVs, neutral nature:
+    # hp  = floor((216 + 31 + 21) * 0.8) + 80 + 10 = 214 + 90 = 304
+    # atk = floor((260 + 52) * 0.8) + 5 = 249 + 5 = 254;  def = floor(242 * 0.8) + 5 = 198
+    # spa = floor(212 * 0.8) + 5 = 174;  spd = floor(222 * 0.8) + 5 = 182
+    # spe = floor(256 * 0.8) + 5 = 209
+    assert stats == {"hp": 304, "atk": 254, "def": 198, "spa": 174, "spd": 182, "spe": 209}
