@@ -74,3 +74,37 @@ def test_default_set_for_an_unknown_opponent():
     # spa = floor(212 * 0.8) + 5 = 174;  spd = floor(222 * 0.8) + 5 = 182
     # spe = floor(256 * 0.8) + 5 = 209
     assert stats == {"hp": 304, "atk": 254, "def": 198, "spa": 174, "spd": 182, "spe": 209}
+
+
+def test_compute_stats_matches_showdown_for_generated_and_pool_teams():
+    """Stats from PokemonSet + compute_stats equal the stats Showdown puts in requests."""
+    from pokegym.backends.sim import SimBattleSession
+    from pokegym.formats import resolve_format
+    from pokegym.showdown.simulator import shared_simulator
+    from pokegym.teams import builtin_pool
+
+    sim = shared_simulator()
+    for format_id, teams in (
+        ("gen9randombattle", (None, None)),
+        ("gen8randombattle", (None, None)),
+        ("gen9ou", tuple(team.text for team in list(builtin_pool("gen9ou"))[:2])),
+    ):
+        fmt = resolve_format(format_id, simulator=sim)
+        dex = load_dex(fmt.gen)
+        session = SimBattleSession(sim, fmt, teams=teams, seeds=(5, 6, 7))
+        try:
+            for side, sets in enumerate(session.teams()):
+                request = session.views[side].request
+                assert request is not None
+                by_species = {
+                    to_id(m["details"].split(",")[0]): m for m in request["side"]["pokemon"]
+                }
+                for data in sets:
+                    pokemon_set = PokemonSet.from_showdown(data)
+                    shown = by_species[pokemon_set.species]
+                    stats = pokemon_set.stats(dex)
+                    assert int(shown["condition"].split("/")[1].split()[0]) == stats["hp"]
+                    for stat in ("atk", "def", "spa", "spd", "spe"):
+                        assert shown["stats"][stat] == stats[stat], (format_id, pokemon_set, stat)
+        finally:
+            session.close()
