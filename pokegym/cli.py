@@ -1,6 +1,7 @@
 """The ``pokegym`` command line.
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
+pokegym compare --agents max_power,random --battles 100 --out results/
 pokegym bench env [--quick]
 pokegym showdown install | start [--port N] | status
 """
@@ -99,6 +100,61 @@ def _battle(args: argparse.Namespace) -> int:
     return 0
 
 
+def split_agent_specs(text: str) -> list[str]:
+    """Split ``a,b:x=1,y=2,c`` into specs: a comma followed by ``key=value`` (no colon)
+    continues the previous agent's options."""
+    specs: list[str] = []
+    for token in (t.strip() for t in text.split(",")):
+        if not token:
+            continue
+        if specs and "=" in token and ":" not in token:
+            specs[-1] += "," + token
+        else:
+            specs.append(token)
+    return specs
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from pokegym.arena import ArenaConfig, run_arena
+
+    agents = split_agent_specs(args.agents)
+    pairs = None
+    if args.pairs:
+        pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",")]
+    config = ArenaConfig(
+        agents=agents,
+        battle_format=args.format,
+        battles_per_pair=args.battles,
+        pairs=pairs,  # type: ignore[arg-type]
+        mirror=args.mirror,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        simulators=args.simulators,
+        clock_bank=None if args.no_clock else args.clock_bank,
+        clock_increment=args.clock_increment,
+        max_turns=args.max_turns,
+        replays=str(Path(args.out) / "replays") if args.replays else None,
+        teams=args.teams,
+    )
+    n_pairs = len(pairs) if pairs else len(agents) * (len(agents) - 1) // 2
+    print(
+        f"{args.format}: {len(agents)} agents, {n_pairs} pairs x {args.battles} battles "
+        f"(sides alternate), concurrency {args.concurrency}, seed {args.seed}",
+        flush=True,
+    )
+    bar = tqdm(total=n_pairs * args.battles, unit="battle", disable=args.quiet, file=sys.stderr)
+    try:
+        result = run_arena(config, progress=lambda record: bar.update(1))
+    finally:
+        bar.close()
+    print(result.table())
+    written = result.write(args.out)
+    print(f"Results: {', '.join(str(p) for p in written)}")
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     if args.what == "env":
         from pokegym.bench.env_bench import main as bench_main
@@ -186,6 +242,26 @@ def build_parser() -> argparse.ArgumentParser:
     battle.add_argument("--quiet", action="store_true", help="no progress bar")
     battle.set_defaults(func=_battle)
 
+    compare = sub.add_parser("compare", help="a tournament between agents with statistics")
+    compare.add_argument("--agents", default="max_power,random",
+                         help="comma-separated agent specs, e.g. max_power,random")  # fmt: skip
+    compare.add_argument("--format", default="gen9randombattle", help="Showdown format id")
+    compare.add_argument("--battles", type=int, default=50, help="battles per pair of agents")
+    compare.add_argument("--pairs", help="only these pairs, e.g. a:b,a:c (default: round-robin)")
+    compare.add_argument("--out", default="results", help="folder for table, JSON, CSV, plots")
+    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--concurrency", type=int, default=8, help="battles in flight")
+    compare.add_argument("--simulators", type=int, default=1, help="simulator processes")
+    compare.add_argument("--mirror", action="store_true", help="both sides play the same team")
+    compare.add_argument("--teams", help="team file/folder (formats with teams)")
+    compare.add_argument("--clock-bank", type=float, default=150.0, help="seconds of timer bank")
+    compare.add_argument("--clock-increment", type=float, default=15.0, help="seconds per turn")
+    compare.add_argument("--no-clock", action="store_true", help="no battle timer")
+    compare.add_argument("--max-turns", type=int, default=500)
+    compare.add_argument("--replays", action="store_true", help="save HTML replays in OUT/replays")
+    compare.add_argument("--quiet", action="store_true", help="no progress bar")
+    compare.set_defaults(func=_compare)
+
     bench = sub.add_parser("bench", help="benchmarks (env)")
     bench.add_argument("what", choices=["env"])
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (--quick)")
@@ -203,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
-    if args.command == "battle" and args.battles < 1:
+    if args.command in ("battle", "compare") and args.battles < 1:
         parser.error("--battles must be at least 1")
     try:
         return int(args.func(args))

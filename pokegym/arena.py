@@ -1,0 +1,578 @@
+"""The arena: tournaments between agents with honest statistics.
+
+Every pair of agents plays ``battles_per_pair`` battles with sides swapped every
+other battle (and, with ``mirror=True``, both sides playing the same team). Many
+battles run at once on the embedded simulator (``concurrency``), each with its own
+agent instances, so results do not depend on concurrency or on the order battles
+finish in: battle ``k`` of a pair always gets the same seed.
+
+**Clock.** Showdown's battle timer is reproduced per player: a bank of
+``clock_bank`` seconds, ``clock_increment`` seconds added at every decision, and a
+decision that takes longer than the bank loses the battle on time. Timeouts count
+as losses and are also reported separately (as the PokéChamp paper did).
+``clock_bank=None`` turns the clock off.
+
+**What is measured**, per agent and per pair: wins, losses, ties (truncations count
+as ties), average turns, timeouts, decision latency (median and 95th percentile),
+LLM tokens and calls per decision when the agent reports them (an agent may define
+``pop_usage() -> dict`` with keys such as ``tokens_in``, ``tokens_out``, ``calls``,
+read after each decision), and type alignment: among decisions where a
+super-effective move was available, the share where the agent chose one.
+
+Statistics (:mod:`pokegym.ratings`): Wilson 95 % intervals for every win rate,
+exact binomial tests for every pair with Holm–Bonferroni correction over the
+family, Bradley–Terry and Elo fitted by maximum likelihood over all games.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from poke_env.battle import AbstractBattle, Move
+from poke_env.player.battle_order import SingleBattleOrder
+
+from pokegym.actions import ActionCodec
+from pokegym.agents import Agent, make_agent, parse_agent_spec
+from pokegym.backends.sim import SimBattleSession
+from pokegym.env import opponent_choice
+from pokegym.errors import IllegalActionError, PokegymError
+from pokegym.formats import resolve_format
+from pokegym.ratings import BradleyTerry, Game, binomial_test, fit_bradley_terry, holm_bonferroni
+from pokegym.showdown.simulator import Simulator, wait_for_answers
+from pokegym.stats import percentile, wilson_interval
+from pokegym.teams import TeamPool, builtin_pool
+
+
+@dataclass
+class ArenaConfig:
+    """One tournament."""
+
+    agents: list[str]
+    """Agent specs (``name`` or ``name:key=value,...``); each name must be unique."""
+    battle_format: str = "gen9randombattle"
+    """Showdown format id."""
+    battles_per_pair: int = 20
+    """Battles per pair of agents (sides alternate)."""
+    pairs: list[tuple[str, str]] | None = None
+    """Pairs to play (agent names); default: round-robin over all agents."""
+    mirror: bool = False
+    """Both sides play the same team (formats with teams)."""
+    seed: int = 0
+    """Master seed: battle k of a pair always gets the same battle seed."""
+    concurrency: int = 8
+    """Battles in flight at once."""
+    simulators: int = 1
+    """Simulator processes the battles are spread over."""
+    clock_bank: float | None = 150.0
+    """Seconds in each player's bank at the start (None: no clock)."""
+    clock_increment: float = 15.0
+    """Seconds added to the bank at every decision."""
+    max_turns: int = 500
+    """Battles reaching this turn end as ties (reported as truncated)."""
+    replays: str | None = None
+    """Folder for Showdown HTML replays (player 1's view), or None."""
+    teams: str | None = None
+    """Team file/folder for formats with teams (default: the built-in pool)."""
+
+
+@dataclass
+class BattleRecord:
+    pair: tuple[str, str]
+    index: int
+    seed: int
+    p1: str
+    p2: str
+    winner: str | None
+    turns: int
+    truncated: bool = False
+    timeout: str | None = None  # the agent that lost on time
+    seconds: float = 0.0
+    replay: str | None = None
+
+
+@dataclass
+class AgentStats:
+    decisions: int = 0
+    latencies: list[float] = field(default_factory=list)
+    usage: dict[str, float] = field(default_factory=dict)
+    aligned: int = 0
+    alignable: int = 0
+
+    def record_usage(self, usage: dict[str, float] | None) -> None:
+        for key, value in (usage or {}).items():
+            self.usage[key] = self.usage.get(key, 0.0) + float(value)
+
+
+@dataclass
+class ArenaResult:
+    config: ArenaConfig
+    battles: list[BattleRecord]
+    agent_stats: dict[str, AgentStats]
+    seconds: float
+
+    # ----------------------------------------------------------- aggregates
+    @property
+    def agents(self) -> list[str]:
+        return [parse_agent_spec(spec)[0] for spec in self.config.agents]
+
+    def games(self) -> list[Game]:
+        return [Game(b.p1, b.p2, b.winner) for b in self.battles]
+
+    def record(self, agent: str, against: str | None = None) -> dict[str, int]:
+        wins = losses = ties = timeouts = 0
+        for b in self.battles:
+            if agent not in (b.p1, b.p2):
+                continue
+            other = b.p2 if b.p1 == agent else b.p1
+            if against is not None and other != against:
+                continue
+            if b.winner == agent:
+                wins += 1
+            elif b.winner is None:
+                ties += 1
+            else:
+                losses += 1
+            if b.timeout == agent:
+                timeouts += 1
+        return {"wins": wins, "losses": losses, "ties": ties, "timeouts": timeouts,
+                "battles": wins + losses + ties}  # fmt: skip
+
+    def win_rate(self, agent: str, against: str | None = None) -> tuple[float, float, float]:
+        """(rate, low, high): ties count half; 95 % Wilson interval."""
+        r = self.record(agent, against)
+        n = r["battles"]
+        score = r["wins"] + 0.5 * r["ties"]
+        low, high = wilson_interval(score, n)
+        return (score / n if n else math.nan), low, high
+
+    def pair_tests(self) -> dict[str, dict[str, float]]:
+        """Exact binomial test of every pair (ties dropped), Holm-adjusted over the family."""
+        raw: dict[str, float] = {}
+        details: dict[str, dict[str, float]] = {}
+        for a, b in self.pairs():
+            r = self.record(a, b)
+            decided = r["wins"] + r["losses"]
+            p = binomial_test(r["wins"], decided) if decided else 1.0
+            key = f"{a} vs {b}"
+            raw[key] = p
+            details[key] = {"wins": r["wins"], "losses": r["losses"], "ties": r["ties"], "p": p}
+        for key, adjusted in holm_bonferroni(raw).items():
+            details[key]["p_holm"] = adjusted
+        return details
+
+    def pairs(self) -> list[tuple[str, str]]:
+        seen: list[tuple[str, str]] = []
+        for b in self.battles:
+            if b.pair not in seen:
+                seen.append(b.pair)
+        return seen
+
+    def ratings(self, reference: str | None = None) -> BradleyTerry:
+        return fit_bradley_terry(self.games(), reference=reference or self.agents[-1])
+
+    # -------------------------------------------------------------- output
+    def table(self) -> str:
+        n = len(self.battles)
+        lines = [f"{self.config.battle_format}: {n} battles in {self.seconds:.1f} s "
+                 f"({n / self.seconds:.2f} battles/s)"]  # fmt: skip
+        header = (
+            f"{'agent':<14}{'W':>5}{'L':>5}{'T':>4}{'TO':>4}  {'win rate [95% CI]':<24}"
+            f"{'turns':>6}{'p50 ms':>9}{'p95 ms':>9}{'aligned':>9}  usage/decision"
+        )
+        lines.append(header)
+        turns_by_agent: dict[str, list[int]] = {a: [] for a in self.agents}
+        for b in self.battles:
+            turns_by_agent[b.p1].append(b.turns)
+            turns_by_agent[b.p2].append(b.turns)
+        rating_elo: dict[str, tuple[float, float, float]] = {}
+        if len(self.agents) > 1 and self.battles:
+            rating_elo = self.ratings().elo()
+        for agent in self.agents:
+            r = self.record(agent)
+            rate, low, high = self.win_rate(agent)
+            stats = self.agent_stats[agent]
+            aligned = stats.aligned / stats.alignable if stats.alignable else math.nan
+            usage = ", ".join(
+                f"{k} {v / max(stats.decisions, 1):.1f}" for k, v in stats.usage.items()
+            )
+            turns = np.mean(turns_by_agent[agent]) if turns_by_agent[agent] else math.nan
+            lines.append(
+                f"{agent:<14}{r['wins']:>5}{r['losses']:>5}{r['ties']:>4}{r['timeouts']:>4}  "
+                f"{rate:6.1%} [{low:5.1%}, {high:5.1%}]{'':<3}{turns:>6.1f}"
+                f"{percentile(stats.latencies, 50) * 1e3:>9.2f}"
+                f"{percentile(stats.latencies, 95) * 1e3:>9.2f}{aligned:>9.1%}  {usage or '-'}"
+            )
+        if rating_elo:
+            lines.append("Elo (MLE, 95% CI): " + ", ".join(
+                f"{a} {e:.0f} [{lo:.0f}, {hi:.0f}]" for a, (e, lo, hi) in sorted(
+                    rating_elo.items(), key=lambda item: -item[1][0])))  # fmt: skip
+        lines.append("Pairs (exact binomial test on decided games, Holm-adjusted):")
+        for key, d in self.pair_tests().items():
+            lines.append(f"  {key}: {int(d['wins'])}-{int(d['losses'])} ({int(d['ties'])} ties)  "
+                         f"p={d['p']:.3g}  p_holm={d['p_holm']:.3g}")  # fmt: skip
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        ratings = self.ratings() if len(self.agents) > 1 and self.battles else None
+        return {
+            "config": asdict(self.config),
+            "seconds": self.seconds,
+            "agents": {
+                agent: {
+                    **self.record(agent),
+                    "win_rate": self.win_rate(agent),
+                    "latency_p50": percentile(self.agent_stats[agent].latencies, 50),
+                    "latency_p95": percentile(self.agent_stats[agent].latencies, 95),
+                    "decisions": self.agent_stats[agent].decisions,
+                    "usage_per_decision": {
+                        k: v / max(self.agent_stats[agent].decisions, 1)
+                        for k, v in self.agent_stats[agent].usage.items()
+                    },
+                    "type_alignment": (
+                        self.agent_stats[agent].aligned / self.agent_stats[agent].alignable
+                        if self.agent_stats[agent].alignable else None
+                    ),
+                    "elo": ratings.elo()[agent] if ratings else None,
+                    "bradley_terry": (ratings.strength(agent), ratings.std_error(agent))
+                    if ratings else None,
+                }
+                for agent in self.agents
+            },
+            "pairs": {
+                key: {**d, "win_rate": self.win_rate(*key.split(" vs "))}
+                for key, d in self.pair_tests().items()
+            },
+            "battles": [asdict(b) for b in self.battles],
+        }  # fmt: skip
+
+    def write(self, folder: str | Path) -> list[Path]:
+        """Write table.txt, results.json, battles.csv and the two plots into ``folder``."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = [folder / "table.txt", folder / "results.json", folder / "battles.csv"]
+        written[0].write_text(self.table() + "\n")
+        written[1].write_text(json.dumps(self.to_dict(), indent=2, default=_json_default))
+        with open(written[2], "w") as handle:
+            handle.write("pair,index,seed,p1,p2,winner,turns,truncated,timeout,seconds\n")
+            for b in self.battles:
+                handle.write(f"{b.pair[0]} vs {b.pair[1]},{b.index},{b.seed},{b.p1},{b.p2},"
+                             f"{b.winner or ''},{b.turns},{int(b.truncated)},{b.timeout or ''},"
+                             f"{b.seconds:.3f}\n")  # fmt: skip
+        written += self.plots(folder)
+        return written
+
+    def plots(self, folder: Path) -> list[Path]:
+        """A pairwise win-rate heatmap and a ratings plot with 95 % intervals (PNG)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        agents = self.agents
+        n = len(agents)
+        matrix = np.full((n, n), np.nan)
+        for i, a in enumerate(agents):
+            for j, b in enumerate(agents):
+                if i != j and self.record(a, b)["battles"]:
+                    matrix[i, j] = self.win_rate(a, b)[0]
+        fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * n + 2), max(4.5, 1.0 * n + 1.5)))
+        image = ax.imshow(matrix, vmin=0, vmax=1, cmap="RdBu")
+        ax.set_xticks(range(n), agents, rotation=30, ha="right")
+        ax.set_yticks(range(n), agents)
+        for i in range(n):
+            for j in range(n):
+                if not np.isnan(matrix[i, j]):
+                    r = self.record(agents[i], agents[j])
+                    ax.text(j, i, f"{matrix[i, j]:.0%}\n(n={r['battles']})", ha="center",
+                            va="center", fontsize=8)  # fmt: skip
+        ax.set_title("Win rate of the row agent against the column agent\n(ties count ½)",
+                     fontsize=10)  # fmt: skip
+        fig.colorbar(image, ax=ax)
+        fig.tight_layout()
+        heatmap = folder / "winrate_heatmap.png"
+        fig.savefig(heatmap, dpi=120)
+        plt.close(fig)
+        paths = [heatmap]
+        if n > 1 and self.battles:
+            elo = self.ratings().elo()
+            order = sorted(agents, key=lambda a: elo[a][0])
+            fig, ax = plt.subplots(figsize=(7, 0.5 * n + 1.5))
+            for y, agent in enumerate(order):
+                value, low, high = elo[agent]
+                ax.errorbar(value, y, xerr=[[value - low], [high - value]], fmt="o", capsize=4)
+            ax.set_yticks(range(n), order)
+            ax.set_xlabel(f"Elo (maximum likelihood, reference {self.agents[-1]} = 1000), 95% CI")
+            ax.grid(axis="x", alpha=0.3)
+            fig.tight_layout()
+            path = folder / "ratings.png"
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+            paths.append(path)
+        return paths
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return str(value)
+
+
+def super_effective_available(battle: AbstractBattle) -> tuple[bool, set[str]]:
+    """Whether a damaging move that is super effective on the opposing active was
+    available, and the ids of those moves."""
+    target = battle.opponent_active_pokemon
+    if target is None:
+        return False, set()
+    good = set()
+    for move in battle.available_moves:
+        if move.base_power > 0 and move.category.name != "STATUS":
+            if target.damage_multiplier(move) > 1:
+                good.add(move.id)
+    return bool(good), good
+
+
+@dataclass
+class _Slot:
+    """One battle in flight."""
+
+    task: tuple[tuple[str, str], int]
+    session: SimBattleSession
+    agents: tuple[Agent, Agent]
+    names: tuple[str, str]
+    rng: np.random.Generator
+    bank: list[float]
+    started: float
+    timeout: str | None = None
+    replay: str | None = None
+
+
+class Arena:
+    """Runs an :class:`ArenaConfig` (see the module docstring)."""
+
+    def __init__(self, config: ArenaConfig):
+        names = [parse_agent_spec(spec)[0] for spec in config.agents]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Agent names must be unique, got {names}.")
+        if config.battles_per_pair < 1:
+            raise ValueError("battles_per_pair must be at least 1")
+        self.config = config
+        self.specs = dict(zip(names, config.agents, strict=True))
+        for spec in config.agents:
+            make_agent(spec)  # fail early on unknown names or bad options
+        self.simulators = [Simulator() for _ in range(max(1, config.simulators))]
+        for sim in self.simulators:
+            sim.ensure_running()
+        self.fmt = resolve_format(config.battle_format, simulator=self.simulators[0])
+        self.codec = ActionCodec(self.fmt.gimmick)
+        self.pool: TeamPool | None = None
+        if not self.fmt.random_teams:
+            self.pool = (
+                TeamPool.from_sources([config.teams], self.fmt.id) if config.teams
+                else builtin_pool(self.fmt.id)
+            )  # fmt: skip
+            self.pool.validate(self.simulators[0])
+        pairs = config.pairs or list(itertools.combinations(names, 2))
+        for a, b in pairs:
+            if a not in self.specs or b not in self.specs:
+                raise ValueError(f"Pair ({a}, {b}) names an agent that is not in {names}.")
+        self.pairs = [tuple(pair) for pair in pairs]
+
+    def tasks(self) -> list[tuple[tuple[str, str], int]]:
+        return [(pair, k) for pair in self.pairs for k in range(self.config.battles_per_pair)]
+
+    def _battle_seed(self, pair: tuple[str, str], index: int) -> int:
+        entropy = [self.config.seed, *map(_stable_hash, pair), index]
+        return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+    def run(self, progress: Callable[[BattleRecord], None] | None = None) -> ArenaResult:
+        config = self.config
+        stats = {name: AgentStats() for name in self.specs}
+        agent_pool: dict[str, list[Agent]] = {name: [] for name in self.specs}
+        records: list[BattleRecord] = []
+        pending = self.tasks()
+        pending.reverse()
+        slots: list[_Slot] = []
+        start = time.perf_counter()
+        sim_index = 0
+        try:
+            while pending or slots:
+                while pending and len(slots) < config.concurrency:
+                    task = pending.pop()
+                    sim = self.simulators[sim_index % len(self.simulators)]
+                    sim_index += 1
+                    slots.append(self._open(task, sim, agent_pool))
+                self._round(slots, stats)
+                for slot in [s for s in slots if self._done(s)]:
+                    slots.remove(slot)
+                    record = self._close(slot, agent_pool)
+                    records.append(record)
+                    if progress is not None:
+                        progress(record)
+        finally:
+            for slot in slots:
+                slot.session.close()
+            for sim in self.simulators:
+                sim.close()
+        records.sort(key=lambda r: (self.pairs.index(r.pair), r.index))
+        return ArenaResult(config, records, stats, time.perf_counter() - start)
+
+    # ------------------------------------------------------------ battles
+    def _open(
+        self, task: tuple[tuple[str, str], int], sim: Simulator, pool: dict[str, list[Agent]]
+    ) -> _Slot:
+        pair, index = task
+        seed = self._battle_seed(pair, index)
+        rng = np.random.default_rng(seed)
+        names = pair if index % 2 == 0 else (pair[1], pair[0])
+        agents = tuple(
+            pool[name].pop() if pool[name] else make_agent(self.specs[name]) for name in names
+        )
+        for agent in agents:
+            seed_fn = getattr(agent, "seed", None)
+            if callable(seed_fn):
+                seed_fn(int(rng.integers(2**63 - 1)))
+        teams: list[str | None] = [None, None]
+        if self.pool is not None:
+            first = self.pool.sample(rng).text
+            teams = [first, first if self.config.mirror else self.pool.sample(rng).text]
+        session = SimBattleSession(
+            sim, self.fmt, teams=teams, seeds=tuple(int(x) for x in rng.integers(0, 2**62, 3)),
+            names=("p1", "p2"),
+        )  # fmt: skip
+        bank = self.config.clock_bank
+        return _Slot(task, session, agents, names, rng,  # type: ignore[arg-type]
+                     [bank or 0.0, bank or 0.0], time.perf_counter())  # fmt: skip
+
+    def _done(self, slot: _Slot) -> bool:
+        session = slot.session
+        return (
+            session.finished or slot.timeout is not None
+            or session.battles[0].turn >= self.config.max_turns
+        )  # fmt: skip
+
+    def _round(self, slots: list[_Slot], stats: dict[str, AgentStats]) -> None:
+        """Every battle that needs decisions gets them; commands go out per simulator."""
+        by_sim: dict[int, list[tuple[_Slot, list[Any]]]] = {}
+        for slot in slots:
+            if self._done(slot):
+                continue
+            choices = self._decide(slot, stats)
+            if slot.timeout is not None or not choices:
+                continue
+            by_sim.setdefault(id(slot.session.simulator), []).append(
+                (slot, slot.session.command(choices))
+            )
+        sims = {id(slot.session.simulator): slot.session.simulator for slot in slots}
+        for key, batch in by_sim.items():
+            sims[key].submit([command for _, command in batch])
+        outstanding = {key: batch for key, batch in by_sim.items()}
+        while outstanding:
+            busy = [sims[key] for key in outstanding]
+            sim = wait_for_answers(busy, max(s.timeout for s in busy))[0]
+            batch = outstanding.pop(id(sim))
+            for (slot, _), result in zip(batch, sim.collect(), strict=True):
+                slot.session.absorb(result)
+                for side, view in enumerate(slot.session.views):
+                    if view.error is not None and not view.unavailable:
+                        raise IllegalActionError(
+                            f"{slot.names[side]}: Showdown rejected its choice: {view.error}"
+                        )
+
+    def _decide(self, slot: _Slot, stats: dict[str, AgentStats]) -> dict[int, str]:
+        choices: dict[int, str] = {}
+        config = self.config
+        for side in (0, 1):
+            if not slot.session.needs_choice(side):
+                continue
+            battle = slot.session.battles[side]
+            name = slot.names[side]
+            agent = slot.agents[side]
+            alignable, good = (False, set())
+            if not battle.teampreview:
+                alignable, good = super_effective_available(battle)
+            begin = time.perf_counter()
+            if battle.teampreview:
+                choice = opponent_choice(agent, battle, self.codec, slot.rng)
+                order = None
+            else:
+                order = agent.choose(battle)
+                choice = self.codec.order_to_choice(order, battle)
+            elapsed = time.perf_counter() - begin
+            agent_stats = stats[name]
+            agent_stats.decisions += 1
+            agent_stats.latencies.append(elapsed)
+            pop = getattr(agent, "pop_usage", None)
+            if callable(pop):
+                agent_stats.record_usage(pop())
+            if alignable and isinstance(order, SingleBattleOrder) and isinstance(order.order, Move):
+                agent_stats.alignable += 1
+                agent_stats.aligned += int(order.order.id in good)
+            if config.clock_bank is not None:
+                slot.bank[side] += config.clock_increment
+                slot.bank[side] -= elapsed
+                if slot.bank[side] < 0:
+                    slot.timeout = name
+                    return {}
+            choices[side] = choice
+        return choices
+
+    def _close(self, slot: _Slot, pool: dict[str, list[Agent]]) -> BattleRecord:
+        pair, index = slot.task
+        session = slot.session
+        truncated = not session.finished and slot.timeout is None
+        winner: str | None = None
+        if slot.timeout is not None:
+            winner = slot.names[1] if slot.timeout == slot.names[0] else slot.names[0]
+        elif session.finished and session.winner is not None:
+            winner = slot.names[session.winner]
+        replay = None
+        if self.config.replays:
+            folder = Path(self.config.replays)
+            path = folder / f"{pair[0]}-vs-{pair[1]}-{index:04d}.html"
+            session.battles[0].save_replay(path)
+            replay = str(path)
+        record = BattleRecord(
+            pair=pair, index=index, seed=self._battle_seed(pair, index), p1=slot.names[0],
+            p2=slot.names[1], winner=winner, turns=session.battles[0].turn, truncated=truncated,
+            timeout=slot.timeout, seconds=time.perf_counter() - slot.started, replay=replay,
+        )  # fmt: skip
+        session.close()
+        for name, agent in zip(slot.names, slot.agents, strict=True):
+            pool[name].append(agent)
+        return record
+
+
+def _stable_hash(text: str) -> int:
+    value = 0
+    for char in text.encode():
+        value = (value * 131 + char) % (2**31 - 1)
+    return value
+
+
+def run_arena(
+    config: ArenaConfig, progress: Callable[[BattleRecord], None] | None = None
+) -> ArenaResult:
+    """Build an :class:`Arena` and run it."""
+    if len(config.agents) < 2:
+        raise PokegymError("A tournament needs at least two agents.")
+    return Arena(config).run(progress)
+
+
+__all__ = [
+    "Arena",
+    "ArenaConfig",
+    "ArenaResult",
+    "BattleRecord",
+    "run_arena",
+    "super_effective_available",
+]
