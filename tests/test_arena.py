@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+
 from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
 from pokegym.cli import split_agent_specs
@@ -45,11 +46,15 @@ def test_round_robin_records_sides_seeds_and_concurrency():
     rate, low, high = result.win_rate("max_power")
     assert low <= rate <= high
     # Same seed, other concurrency and simulator count: the same battles.
-    again = run_arena(ArenaConfig(agents=["random", "max_power"], battles_per_pair=8,
-                                  concurrency=1, simulators=2, seed=3))  # fmt: skip
+    again = run_arena(
+        ArenaConfig(
+            agents=["random", "max_power"], battles_per_pair=8, concurrency=1, simulators=2, seed=3
+        )
+    )
     assert outcomes(again) == outcomes(result)
-    other_seed = run_arena(ArenaConfig(agents=["random", "max_power"], battles_per_pair=8,
-                                       concurrency=4, seed=4))  # fmt: skip
+    other_seed = run_arena(
+        ArenaConfig(agents=["random", "max_power"], battles_per_pair=8, concurrency=4, seed=4)
+    )
     assert outcomes(other_seed) != outcomes(result)
     # Type alignment is measured and bounded.
     stats = result.agent_stats["max_power"]
@@ -59,16 +64,27 @@ def test_round_robin_records_sides_seeds_and_concurrency():
 
 @pytest.mark.timeout(300)
 def test_clock_timeouts_are_losses_reported_separately():
-    config = ArenaConfig(agents=["slow_max_power", "max_power"], battles_per_pair=2,
-                         clock_bank=0.12, clock_increment=0.0, concurrency=2)  # fmt: skip
+    config = ArenaConfig(
+        agents=["slow_max_power", "max_power"],
+        battles_per_pair=2,
+        clock_bank=0.12,
+        clock_increment=0.0,
+        concurrency=2,
+    )
     result = run_arena(config)
     assert all(b.timeout == "slow_max_power" for b in result.battles)
     assert all(b.winner == "max_power" for b in result.battles)
     assert result.record("slow_max_power")["timeouts"] == 2
     assert result.record("slow_max_power")["losses"] == 2
     # Without the clock the slow agent plays its battles out and reports usage.
-    result = run_arena(ArenaConfig(agents=["slow_max_power", "max_power"], battles_per_pair=2,
-                                   clock_bank=None, max_turns=15))  # fmt: skip
+    result = run_arena(
+        ArenaConfig(
+            agents=["slow_max_power", "max_power"],
+            battles_per_pair=2,
+            clock_bank=None,
+            max_turns=15,
+        )
+    )
     assert all(b.timeout is None for b in result.battles)
     usage = result.agent_stats["slow_max_power"].usage
     decisions = result.agent_stats["slow_max_power"].decisions
@@ -77,8 +93,13 @@ def test_clock_timeouts_are_losses_reported_separately():
 
 @pytest.mark.timeout(300)
 def test_mirror_ou_and_outputs(tmp_path):
-    config = ArenaConfig(agents=["max_power", "random"], battle_format="gen9ou",
-                         battles_per_pair=4, mirror=True, replays=str(tmp_path / "replays"))  # fmt: skip
+    config = ArenaConfig(
+        agents=["max_power", "random"],
+        battle_format="gen9ou",
+        battles_per_pair=4,
+        mirror=True,
+        replays=str(tmp_path / "replays"),
+    )
     result = run_arena(config)
     written = {p.name for p in result.write(tmp_path)}
     assert {
@@ -109,16 +130,40 @@ def test_agent_spec_splitting_and_bad_configs():
 @pytest.mark.timeout(300)
 def test_compare_cli(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "pokegym.cli", "compare", "--agents", "max_power,random",
-         "--battles", "4", "--out", str(tmp_path), "--quiet"],
-        capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pokegym.cli",
+            "compare",
+            "--agents",
+            "max_power,random",
+            "--battles",
+            "4",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert out.returncode == 0, out.stderr
     assert "max_power vs random" in out.stdout and "Elo" in out.stdout
     assert (tmp_path / "results.json").exists()
     bad = subprocess.run(
-        [sys.executable, "-m", "pokegym.cli", "compare", "--agents", "max_power",
-         "--out", str(tmp_path)], capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pokegym.cli",
+            "compare",
+            "--agents",
+            "max_power",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "at least two agents" in bad.stderr
     assert "Traceback" not in bad.stderr
