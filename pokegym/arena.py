@@ -30,6 +30,7 @@ import itertools
 import json
 import math
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -69,8 +70,8 @@ class ArenaConfig:
     """Master seed: battle k of a pair always gets the same battle seed."""
     concurrency: int = 8
     """Battles in flight at once."""
-    simulators: int = 1
-    """Simulator processes the battles are spread over."""
+    simulators: int = 2
+    """Simulator processes the battles are spread over (one per core is a good choice)."""
     clock_bank: float | None = 150.0
     """Seconds in each player's bank at the start (None: no clock)."""
     clock_increment: float = 15.0
@@ -395,34 +396,93 @@ class Arena:
         return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint64)[0] >> 1)
 
     def run(self, progress: Callable[[BattleRecord], None] | None = None) -> ArenaResult:
+        """Play every task. Battles are pipelined: each simulator gets its battles'
+        choices as soon as they are decided, and answers are handled in the order the
+        simulators deliver them, so Python decides for some battles while Node
+        simulates others."""
         config = self.config
         stats = {name: AgentStats() for name in self.specs}
         agent_pool: dict[str, list[Agent]] = {name: [] for name in self.specs}
         records: list[BattleRecord] = []
         pending = self.tasks()
         pending.reverse()
-        slots: list[_Slot] = []
+        live: list[_Slot] = []
+        # Entries are (slot, command, kind), kind: "start", "write" or "close".
+        in_flight: dict[int, deque[list[tuple[_Slot, str]]]] = {
+            id(sim): deque() for sim in self.simulators
+        }
+        building: dict[int, list[tuple[_Slot, list[Any], str]]] = {}
+        chunk = max(1, config.concurrency // (2 * len(self.simulators)))
         start = time.perf_counter()
         sim_index = 0
+
+        def flush(sim: Simulator) -> None:
+            batch = building.pop(id(sim), None)
+            if batch:
+                sim.submit([command for _, command, _ in batch])
+                in_flight[id(sim)].append([(slot, kind) for slot, _, kind in batch])
+
+        def queue(slot: _Slot, command: list[Any], kind: str) -> None:
+            sim = slot.session.simulator
+            entries = building.setdefault(id(sim), [])
+            entries.append((slot, command, kind))
+            if len(entries) >= chunk or not in_flight[id(sim)]:
+                flush(sim)
+
+        def finish(slot: _Slot) -> None:
+            live.remove(slot)
+            record = self._close(slot, agent_pool)
+            records.append(record)
+            command = slot.session.close_command()
+            if command is not None:
+                queue(slot, command, "close")
+            if progress is not None:
+                progress(record)
+
+        def advance(slot: _Slot) -> None:
+            """Decide for the battle and queue its command, or close it when it is over."""
+            for _ in range(100):
+                if self._done(slot):
+                    finish(slot)
+                    return
+                choices = self._decide(slot, stats)
+                if slot.timeout is not None:
+                    finish(slot)
+                    return
+                if choices:
+                    queue(slot, slot.session.command(choices), "write")
+                    return
+            raise PokegymError("A battle had nothing to decide and nothing to wait for.")
+
         try:
-            while pending or slots:
-                while pending and len(slots) < config.concurrency:
-                    task = pending.pop()
+            while pending or live:
+                while pending and len(live) < config.concurrency:
                     sim = self.simulators[sim_index % len(self.simulators)]
                     sim_index += 1
-                    slots.append(self._open(task, sim, agent_pool))
-                self._round(slots, stats)
-                for slot in [s for s in slots if self._done(s)]:
-                    slots.remove(slot)
-                    record = self._close(slot, agent_pool)
-                    records.append(record)
-                    if progress is not None:
-                        progress(record)
+                    slot = self._open(pending.pop(), sim, agent_pool)
+                    live.append(slot)
+                    queue(slot, slot.session.start_command, "start")
+                for sim in self.simulators:
+                    if not in_flight[id(sim)]:
+                        flush(sim)
+                busy = [sim for sim in self.simulators if in_flight[id(sim)]]
+                if not busy:
+                    continue
+                sim = wait_for_answers(busy, max(s.timeout for s in busy))[0]
+                batch = in_flight[id(sim)].popleft()
+                for (slot, kind), result in zip(batch, sim.collect(), strict=True):
+                    if kind == "close":
+                        continue
+                    slot.session.absorb(result, starting=kind == "start")
+                    for side, view in enumerate(slot.session.views):
+                        if view.error is not None and not view.unavailable:
+                            raise IllegalActionError(
+                                f"{slot.names[side]}: Showdown rejected its choice: {view.error}"
+                            )
+                    advance(slot)
         finally:
-            for slot in slots:
-                slot.session.close()
             for sim in self.simulators:
-                sim.close()
+                sim.close()  # ends the battles still in flight (after an error)
         records.sort(key=lambda r: (self.pairs.index(r.pair), r.index))
         return ArenaResult(config, records, stats, time.perf_counter() - start)
 
@@ -447,7 +507,7 @@ class Arena:
             teams = [first, first if self.config.mirror else self.pool.sample(rng).text]
         session = SimBattleSession(
             sim, self.fmt, teams=teams, seeds=tuple(int(x) for x in rng.integers(0, 2**62, 3)),
-            names=("p1", "p2"),
+            names=("p1", "p2"), start=False,
         )  # fmt: skip
         bank = self.config.clock_bank
         return _Slot(task, session, agents, names, rng,  # type: ignore[arg-type]
@@ -459,34 +519,6 @@ class Arena:
             session.finished or slot.timeout is not None
             or session.battles[0].turn >= self.config.max_turns
         )  # fmt: skip
-
-    def _round(self, slots: list[_Slot], stats: dict[str, AgentStats]) -> None:
-        """Every battle that needs decisions gets them; commands go out per simulator."""
-        by_sim: dict[int, list[tuple[_Slot, list[Any]]]] = {}
-        for slot in slots:
-            if self._done(slot):
-                continue
-            choices = self._decide(slot, stats)
-            if slot.timeout is not None or not choices:
-                continue
-            by_sim.setdefault(id(slot.session.simulator), []).append(
-                (slot, slot.session.command(choices))
-            )
-        sims = {id(slot.session.simulator): slot.session.simulator for slot in slots}
-        for key, batch in by_sim.items():
-            sims[key].submit([command for _, command in batch])
-        outstanding = {key: batch for key, batch in by_sim.items()}
-        while outstanding:
-            busy = [sims[key] for key in outstanding]
-            sim = wait_for_answers(busy, max(s.timeout for s in busy))[0]
-            batch = outstanding.pop(id(sim))
-            for (slot, _), result in zip(batch, sim.collect(), strict=True):
-                slot.session.absorb(result)
-                for side, view in enumerate(slot.session.views):
-                    if view.error is not None and not view.unavailable:
-                        raise IllegalActionError(
-                            f"{slot.names[side]}: Showdown rejected its choice: {view.error}"
-                        )
 
     def _decide(self, slot: _Slot, stats: dict[str, AgentStats]) -> dict[int, str]:
         choices: dict[int, str] = {}
@@ -546,7 +578,6 @@ class Arena:
             p2=slot.names[1], winner=winner, turns=session.battles[0].turn, truncated=truncated,
             timeout=slot.timeout, seconds=time.perf_counter() - slot.started, replay=replay,
         )  # fmt: skip
-        session.close()
         for name, agent in zip(slot.names, slot.agents, strict=True):
             pool[name].append(agent)
         return record

@@ -251,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", default="results", help="folder for table, JSON, CSV, plots")
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--concurrency", type=int, default=8, help="battles in flight")
-    compare.add_argument("--simulators", type=int, default=1, help="simulator processes")
+    compare.add_argument("--simulators", type=int, default=2, help="simulator processes")
     compare.add_argument("--mirror", action="store_true", help="both sides play the same team")
     compare.add_argument("--teams", help="team file/folder (formats with teams)")
     compare.add_argument("--clock-bank", type=float, default=150.0, help="seconds of timer bank")

@@ -150,8 +150,17 @@ class Simulator:
 
     # ------------------------------------------------------------------ requests
     def call(self, commands: Sequence[Sequence[Any]], timeout: float | None = None) -> list[Any]:
-        """Send a batch of commands and wait for their results (one round trip)."""
+        """Send a batch of commands and wait for their results (one round trip).
+
+        Not while batches sent with :meth:`submit` are still outstanding: their
+        answers come first, in order, and belong to whoever submitted them.
+        """
         with self._lock:
+            if self._pending:
+                raise SimulatorError(
+                    f"call() with {self._pending} submitted batch(es) not yet collected; "
+                    "collect() them first (answers come back in order)."
+                )
             self.submit(commands)
             return self.collect(timeout)
 
