@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         server.stop()
     a, b = statistics.median(ours), statistics.median(theirs)
     print(
-        f"battles_per_s_arena={a:.2f} battles_per_s_pokeenv={b:.2f} ratio_arena_vs_pokeenv={a / b:.2f} "
-        f"battles={battles} concurrency={args.concurrency}"
+        f"battles_per_s_arena={a:.2f} battles_per_s_pokeenv={b:.2f} "
+        f"ratio_arena_vs_pokeenv={a / b:.2f} battles={battles} concurrency={args.concurrency}"
     )
     return 0

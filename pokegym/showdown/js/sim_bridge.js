@@ -18,6 +18,11 @@
  *   ["import", team]         -> the sets of a team given as export or packed text
  *   ["dex", gen]             -> Showdown's species, moves, items, abilities, natures and
  *                               type chart for a generation (JSON fields only)
+ *   ["damage", formatid, attackerSet, defenderSet, moveId, options]
+ *                            -> Showdown's own damage for one attacker/defender/move in a
+ *                               fresh battle, for each of the 16 damage rolls, without and
+ *                               with a critical hit (the reference the damage calculator is
+ *                               tested against; see damageReference below for the options)
  *   ["ping"]                 -> "pong"
  *   ["stats", gc]            -> battle count, memory (after a full GC if gc) and CPU use
  *   ["crash"]                exits the process (tests use it)
@@ -39,7 +44,7 @@ if (!showdownDir) {
 }
 const sim = require(path.join(showdownDir, 'dist', 'sim'));
 const {extractChannelMessages} = require(path.join(showdownDir, 'dist', 'sim', 'battle'));
-const {BattleStream, Teams, TeamValidator, Dex} = sim;
+const {Battle, BattleStream, Teams, TeamValidator, Dex} = sim;
 
 const battles = new Map();
 // CPU accounting for `stats` (benchmarks): simulator work vs. the bridge's own.
@@ -204,6 +209,125 @@ function dexData(gen) {
   };
 }
 
+const ZERO_BOOSTS = {atk: 0, def: 0, spa: 0, spd: 0, spe: 0, accuracy: 0, evasion: 0};
+
+function applyPokemonState(battle, pokemon, state) {
+  state = state || {};
+  if (state.itemRemoved) {
+    pokemon.item = '';
+    pokemon.itemState = {id: '', target: pokemon};
+  }
+  if (state.tera) battle.actions.terastallize(pokemon);
+  if (state.status) {
+    if (!pokemon.setStatus(state.status, pokemon, null, true)) {
+      pokemon.status = state.status;
+      pokemon.statusState = {id: state.status, target: pokemon};
+    }
+  } else if (pokemon.status) {
+    pokemon.clearStatus();
+  }
+  for (const [id, bestStat] of Object.entries(state.volatiles || {})) {
+    pokemon.addVolatile(id);
+    if (pokemon.volatiles[id] && bestStat) pokemon.volatiles[id].bestStat = bestStat;
+  }
+  if (state.hp !== undefined && state.hp !== null) pokemon.hp = state.hp;
+  pokemon.boosts = Object.assign({}, ZERO_BOOSTS, state.boosts || {});
+  pokemon.activeTurns = state.activeTurns === undefined ? 1 : state.activeTurns;
+  pokemon.newlySwitched = !!state.newlySwitched;
+  if (state.timesAttacked) pokemon.timesAttacked = state.timesAttacked;
+  if (state.fainted) pokemon.side.totalFainted = state.fainted;
+}
+
+/**
+ * Showdown's damage for one hit of `moveId` from `attackerSet` (p1) on `defenderSet` (p2),
+ * computed by Showdown itself: a fresh battle of `formatid` with one Pokémon a side, the
+ * state in `options` applied, the move prepared as `useMove` prepares it (ModifyType,
+ * ModifyMove), its TryHit immunities checked, then `battle.actions.getDamage` called once
+ * per damage roll with the roll forced (and the crit forced through `move.willCrit`).
+ *
+ * options: {attacker: state, defender: state, weather, terrain, gravity, trickRoom,
+ *           reflect, lightScreen, auroraVeil (on the defender's side), hit (move.hit)}
+ * state:   {hp, boosts, status, tera, itemRemoved, volatiles: {id: bestStat}, activeTurns,
+ *           newlySwitched, timesAttacked, fainted (allies fainted)}
+ * Returns {rolls: [16], critRolls: [16], type, category, basePower, immune, log}: a roll
+ * is Showdown's getDamage result (a number, or null when the move fails / does no damage).
+ */
+function damageReference(formatid, attackerSet, defenderSet, moveId, options) {
+  options = options || {};
+  const battle = new Battle({formatid, seed: [1, 2, 3, 4]});
+  battle.setPlayer('p1', {name: 'p1', team: [attackerSet]});
+  battle.setPlayer('p2', {name: 'p2', team: [defenderSet]});
+  if (battle.requestState === 'teampreview') battle.makeChoices('team 1', 'team 1');
+  const attacker = battle.p1.active[0];
+  const defender = battle.p2.active[0];
+  const field = battle.field;
+  field.clearWeather();
+  field.clearTerrain();
+  if (options.weather) field.setWeather(options.weather, attacker);
+  if (options.terrain) field.setTerrain(options.terrain, attacker);
+  if (options.gravity) field.addPseudoWeather('gravity', attacker);
+  if (options.trickRoom) field.addPseudoWeather('trickroom', attacker);
+  if (options.reflect) battle.p2.addSideCondition('reflect', defender);
+  if (options.lightScreen) battle.p2.addSideCondition('lightscreen', defender);
+  if (options.auroraVeil) battle.p2.addSideCondition('auroraveil', defender);
+  applyPokemonState(battle, attacker, options.attacker);
+  applyPokemonState(battle, defender, options.defender);
+  attacker.updateSpeed();
+  defender.updateSpeed();
+
+  let move = battle.dex.getActiveMove(moveId);
+  battle.setActiveMove(move, attacker, defender);
+  battle.singleEvent('ModifyType', move, null, attacker, defender, move, move);
+  battle.singleEvent('ModifyMove', move, null, attacker, defender, move, move);
+  move = battle.runEvent('ModifyType', attacker, defender, move, move);
+  move = battle.runEvent('ModifyMove', attacker, defender, move, move);
+  move.hit = options.hit || 1;
+  if (move.ignoreImmunity === undefined) move.ignoreImmunity = move.category === 'Status';
+  const out = {type: move.type, category: move.category, immune: false, rolls: [], critRolls: []};
+  // hitStepTryHitEvent (absorbing abilities...), then spreadMoveHit's own TryHit of the
+  // move (Brick Break removing screens...), then the type immunity getDamage checks too.
+  let tryHit = battle.runEvent('TryHit', defender, attacker, move);
+  if (tryHit) tryHit = battle.singleEvent('TryHit', move, {}, defender, attacker, move);
+  if (!tryHit || !defender.runImmunity(move)) {
+    out.immune = true;
+    for (let i = 0; i < 16; i++) {
+      out.rolls.push(0);
+      out.critRolls.push(0);
+    }
+    return out;
+  }
+  // Effects that are used up by a hit (resist berries, Gems...) are restored
+  // between the forced calls, so every roll sees the same starting state.
+  const saved = [attacker, defender].map((p) => ({
+    pokemon: p, item: p.item, itemState: Object.assign({}, p.itemState),
+    abilityState: Object.assign({}, p.abilityState), hp: p.hp,
+  }));
+  const random = battle.random;
+  for (const crit of [false, true]) {
+    for (let roll = 0; roll < 16; roll++) {
+      for (const s of saved) {
+        s.pokemon.item = s.item;
+        s.pokemon.itemState = Object.assign({}, s.itemState);
+        s.pokemon.abilityState = Object.assign({}, s.abilityState);
+        s.pokemon.hp = s.hp;
+      }
+      const active = Object.assign(Object.create(Object.getPrototypeOf(move)), move);
+      active.willCrit = crit;
+      // randomizer(): damage * (100 - random(16)) / 100; roll 0 is the 85 % roll.
+      battle.random = (m, n) => (m === 16 && n === undefined ? 15 - roll : random.call(battle, m, n));
+      let damage;
+      try {
+        damage = battle.actions.getDamage(attacker, defender, active, true);
+      } finally {
+        battle.random = random;
+      }
+      (crit ? out.critRolls : out.rolls).push(typeof damage === 'number' ? damage : null);
+    }
+  }
+  out.basePower = move.basePower;
+  return out;
+}
+
 function validate(formatid, team) {
   const validator = TeamValidator.get(formatid);
   let sets;
@@ -254,6 +378,8 @@ function run(cmd) {
       return formatInfo(cmd[1]);
     case 'validate':
       return validate(cmd[1], cmd[2]);
+    case 'damage':
+      return damageReference(cmd[1], cmd[2], cmd[3], cmd[4], cmd[5]);
     case 'ping':
       return 'pong';
     case 'stats': {
