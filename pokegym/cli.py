@@ -2,7 +2,7 @@
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
 pokegym compare --agents max_power,random --battles 100 --out results/
-pokegym bench env [--quick]
+pokegym bench env|arena|calc|worldmodel [--quick]
 pokegym showdown install | start [--port N] | status
 """
 
@@ -155,12 +155,22 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
-    if args.what == "env":
-        from pokegym.bench.env_bench import main as bench_main
+BENCHMARKS = {
+    "env": "pokegym.bench.env_bench",
+    "arena": "pokegym.bench.arena_bench",
+    "calc": "pokegym.bench.calc_bench",
+    "worldmodel": "pokegym.bench.worldmodel_bench",
+}
 
-        return bench_main(args.rest)
-    raise PokegymError(f"Unknown benchmark {args.what!r}; available: env")
+
+def _bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    module = BENCHMARKS.get(args.what)
+    if module is None:
+        raise PokegymError(f"Unknown benchmark {args.what!r}; available: {', '.join(BENCHMARKS)}")
+    bench_main = importlib.import_module(module).main
+    return int(bench_main(args.rest))
 
 
 def _showdown(args: argparse.Namespace) -> int:
@@ -262,8 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
     compare.set_defaults(func=_compare)
 
-    bench = sub.add_parser("bench", help="benchmarks (env)")
-    bench.add_argument("what", choices=["env"])
+    bench = sub.add_parser("bench", help="benchmarks (env, arena, calc, worldmodel)")
+    bench.add_argument("what", choices=list(BENCHMARKS))
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (--quick)")
     bench.set_defaults(func=_bench)
 
