@@ -37,3 +37,24 @@ class MaxPowerPolicy(Policy):
         if switches:
             return SingleBattleOrder(switches[int(self.rng.integers(len(switches)))])
         return DefaultBattleOrder()
+
+
+class SimpleHeuristicsPolicy(Policy):
+    """poke-env's ``SimpleHeuristicsPlayer`` as a policy: the reference heuristic bot.
+
+    Its decisions are poke-env's own (matchup estimate, switching out of bad
+    matchups, hazards, setup, Terastallization); it is registered so that the arena
+    can measure other agents against it. Team Preview keeps poke-env's default of
+    a random lead, drawn from this policy's seeded generator.
+    """
+
+    name = "simple_heuristics"
+
+    def __init__(self, seed: int | None = None):
+        super().__init__(seed)
+        from poke_env.player import SimpleHeuristicsPlayer
+
+        self._player = SimpleHeuristicsPlayer(start_listening=False)
+
+    def choose(self, battle: AbstractBattle) -> BattleOrder:
+        return self._player.choose_move(battle)
