@@ -95,9 +95,15 @@ def load_dex(gen: int) -> Dex:
         with os.fdopen(fd, "w") as handle:
             json.dump(raw, handle)
         os.replace(tmp, path)
+    species = raw["species"]
+    # Cosmetic formes (Florges-Blue, Gastrodon-East, ...) share their base entry; poke-env
+    # and the protocol name them, Showdown's species table does not list them.
+    for entry in list(species.values()):
+        for forme in entry.get("cosmeticFormes") or ():
+            species.setdefault(to_id(forme), entry)
     return Dex(
         gen=gen,
-        species=raw["species"],
+        species=species,
         moves=raw["moves"],
         items=raw["items"],
         abilities=raw["abilities"],
