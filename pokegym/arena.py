@@ -184,8 +184,9 @@ class ArenaResult:
         n = len(self.battles)
         lines = [f"{self.config.battle_format}: {n} battles in {self.seconds:.1f} s "
                  f"({n / self.seconds:.2f} battles/s)"]  # fmt: skip
+        width = max([14, *(len(agent) + 1 for agent in self.agents)])
         header = (
-            f"{'agent':<14}{'W':>5}{'L':>5}{'T':>4}{'TO':>4}  {'win rate [95% CI]':<24}"
+            f"{'agent':<{width}}{'W':>5}{'L':>5}{'T':>4}{'TO':>4}  {'win rate [95% CI]':<24}"
             f"{'turns':>6}{'p50 ms':>9}{'p95 ms':>9}{'aligned':>9}  usage/decision"
         )
         lines.append(header)
@@ -206,7 +207,7 @@ class ArenaResult:
             )
             turns = np.mean(turns_by_agent[agent]) if turns_by_agent[agent] else math.nan
             lines.append(
-                f"{agent:<14}{r['wins']:>5}{r['losses']:>5}{r['ties']:>4}{r['timeouts']:>4}  "
+                f"{agent:<{width}}{r['wins']:>5}{r['losses']:>5}{r['ties']:>4}{r['timeouts']:>4}  "
                 f"{rate:6.1%} [{low:5.1%}, {high:5.1%}]{'':<3}{turns:>6.1f}"
                 f"{percentile(stats.latencies, 50) * 1e3:>9.2f}"
                 f"{percentile(stats.latencies, 95) * 1e3:>9.2f}{aligned:>9.1%}  {usage or '-'}"
