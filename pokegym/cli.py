@@ -2,7 +2,8 @@
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
 pokegym compare --agents max_power,random --battles 100 --out results/
-pokegym bench env|arena|calc|worldmodel [--quick]
+pokegym bench env|arena|calc|worldmodel|llm [--quick]
+pokegym llm check [--model qwen-0.5b]
 pokegym showdown install | start [--port N] | status
 """
 
@@ -160,6 +161,7 @@ BENCHMARKS = {
     "arena": "pokegym.bench.arena_bench",
     "calc": "pokegym.bench.calc_bench",
     "worldmodel": "pokegym.bench.worldmodel_bench",
+    "llm": "pokegym.bench.llm_bench",
 }
 
 
@@ -171,6 +173,12 @@ def _bench(args: argparse.Namespace) -> int:
         raise PokegymError(f"Unknown benchmark {args.what!r}; available: {', '.join(BENCHMARKS)}")
     bench_main = importlib.import_module(module).main
     return int(bench_main(args.rest))
+
+
+def _llm(args: argparse.Namespace) -> int:
+    from pokegym.llm.cli import main as llm_main
+
+    return int(llm_main(args.rest))
 
 
 def _showdown(args: argparse.Namespace) -> int:
@@ -272,7 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
     compare.set_defaults(func=_compare)
 
-    bench = sub.add_parser("bench", help="benchmarks (env, arena, calc, worldmodel)")
+    llm = sub.add_parser("llm", help="language models: llm check [--model qwen-0.5b]")
+    llm.add_argument("rest", nargs=argparse.REMAINDER, help="llm subcommand and its options")
+    llm.set_defaults(func=_llm)
+
+    bench = sub.add_parser("bench", help="benchmarks (env, arena, calc, worldmodel, llm)")
     bench.add_argument("what", choices=list(BENCHMARKS))
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (--quick)")
     bench.set_defaults(func=_bench)
