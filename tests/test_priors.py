@@ -24,7 +24,6 @@ from pokegym.formats import resolve_format
 from pokegym.showdown.simulator import Simulator
 from pokegym.teams import builtin_pool
 from pokegym.world import priors
-from pokegym.world.damage import Combatant, calculate
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors import SetDistribution, SpeedFacts, TurnOrder
 from pokegym.world.sets import PokemonSet, compute_stats
@@ -323,6 +322,8 @@ def test_protocol_tracker_reads_turn_orders_and_skips_quick_claw() -> None:
 
 # ----------------------------------------------------------------------------- damage
 def test_damage_taken_narrows_bulk() -> None:
+    from pokegym.world.damage import Combatant, calculate
+
     dex = load_dex(9)
     frail = PokemonSet(
         "garchomp", 100, "lifeorb", "roughskin", ("earthquake",), "jolly", (0, 252, 0, 0, 4, 252)
@@ -349,6 +350,8 @@ def test_damage_taken_narrows_bulk() -> None:
 
 
 def test_damage_dealt_narrows_the_attackers_item() -> None:
+    from pokegym.world.damage import Combatant, calculate
+
     dex = load_dex(9)
     plain = PokemonSet(
         "garchomp",
