@@ -616,3 +616,14 @@ def test_modal_determinizer_over_team_preview_and_turns(simulator: Simulator) ->
             assert all(revealed <= set(p.moves) for p in dist.sets)
     finally:
         session.close()
+
+
+def test_an_air_balloon_never_announced_is_ruled_out() -> None:
+    balloon = PokemonSet(species="heatran", item="airballoon", moves=("magmastorm",))
+    leftovers = PokemonSet(species="heatran", item="leftovers", moves=("magmastorm",))
+    dist = SetDistribution.from_weighted("heatran", [(balloon, 0.9), (leftovers, 0.1)])
+    assert dist.modal().item == "airballoon"
+    ruled_out = dist.without_items(["Air Balloon"])
+    assert [s.item for s in ruled_out.sets] == ["leftovers"] and not ruled_out.off_support
+    only_balloons = SetDistribution.from_weighted("heatran", [(balloon, 1.0)])
+    assert only_balloons.without_items(["airballoon"]).modal().item == ""

@@ -432,6 +432,19 @@ class SetDistribution:
             )
         return self._derive(pairs, off_support=best > 0, note=what[0] if what else "")
 
+    def without_items(self, items: Iterable[str]) -> SetDistribution:
+        """Rule out holding any of ``items`` (e.g. an Air Balloon never announced on entry).
+
+        When every set holds one of them, the sets are kept holding nothing instead.
+        """
+        banned = {to_id(item) for item in items}
+        if not banned:
+            return self
+        misses = [1.0 if pset.item in banned else 0.0 for pset in self.sets]
+        if min(misses) > 0:
+            return self.with_item("")
+        return self.condition(misses)
+
     def with_item(self, item: str) -> SetDistribution:
         """The same sets holding ``item`` now (``""``: none), e.g. after Knock Off."""
         item = to_id(item)
@@ -2468,9 +2481,12 @@ class _Evidence:
     tera_type: str | None
     orders: tuple[TurnOrder, ...]
     damage: tuple[tuple[DamageRange, float, float, bool], ...]
+    absent_items: tuple[str, ...] = ()
 
 
 _IGNORED_MOVES = frozenset({"struggle", "recharge", ""})
+# Items Showdown reveals as soon as their holder is on the field.
+_ANNOUNCED_ON_ENTRY = ("airballoon",)
 
 
 def _set_moves(mon: Pokemon, dex: Dex) -> tuple[str, ...]:
@@ -2663,6 +2679,8 @@ class BeliefState:
             tera_type=_tera_name(tera) if tera is not None else None,
             orders=orders,
             damage=tuple(self._damage.get(ident, [])),
+            # Showdown announces an Air Balloon whenever its holder enters the field.
+            absent_items=_ANNOUNCED_ON_ENTRY if original is None and mon.revealed else (),
         )
         self._species[ident] = mon.species
         if self._evidence.get(ident) == evidence:
@@ -2743,6 +2761,8 @@ class BeliefState:
             dist = dist.given_turn_order(order, dex)
         for damage_range, observed, tolerance, lower_bound in ev.damage:
             dist = dist.given_damage(damage_range, observed, tolerance, lower_bound=lower_bound)
+        if ev.absent_items:
+            dist = dist.without_items(ev.absent_items)
         if ev.current_item is not None:
             dist = dist.with_item(ev.current_item)
         self._posterior[key] = dist
