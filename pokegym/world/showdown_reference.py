@@ -1,0 +1,181 @@
+"""Showdown's own damage numbers, for checking :mod:`pokegym.world.damage` against.
+
+The simulator bridge's ``damage`` command builds a fresh battle with one Pokémon a
+side, applies the state given here (HP, boosts, status, Tera, weather, terrain,
+screens), prepares the move as Showdown's ``useMove`` does and calls Showdown's
+``getDamage`` once per damage roll with the roll (and the critical hit) forced. What
+comes back is therefore Showdown's arithmetic, not a re-implementation of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pokegym.showdown.simulator import Simulator, shared_simulator
+from pokegym.world.damage import Combatant, Field, Side, known_species
+from pokegym.world.data import STATS, Dex, load_dex
+from pokegym.world.sets import PokemonSet
+
+_PARADOX = ("protosynthesis", "quarkdrive")
+
+
+def showdown_set(pokemon_set: PokemonSet) -> dict[str, Any]:
+    """A :class:`PokemonSet` as Showdown's ``PokemonSet`` JSON."""
+    data: dict[str, Any] = {
+        "species": pokemon_set.species,
+        "name": pokemon_set.species,
+        "level": pokemon_set.level,
+        "item": pokemon_set.item,
+        "ability": pokemon_set.ability,
+        "moves": list(pokemon_set.moves) or ["tackle"],
+        "nature": pokemon_set.nature or "serious",
+        "evs": dict(zip(STATS, pokemon_set.evs, strict=True)),
+        "ivs": dict(zip(STATS, pokemon_set.ivs, strict=True)),
+    }
+    if pokemon_set.tera_type:
+        data["teraType"] = pokemon_set.tera_type
+    if pokemon_set.gender:
+        data["gender"] = pokemon_set.gender
+    return data
+
+
+def showdown_damage(
+    attacker: PokemonSet,
+    defender: PokemonSet,
+    move: str,
+    *,
+    gen: int = 9,
+    options: dict[str, Any] | None = None,
+    simulator: Simulator | None = None,
+) -> dict[str, Any]:
+    """Showdown's damage for each of the 16 rolls, without and with a critical hit.
+
+    ``options`` follows the bridge's ``damage`` command (see ``js/sim_bridge.js``):
+    ``{"attacker": {...}, "defender": {...}, "weather": "sunnyday", "terrain": ...,
+    "gravity": bool, "reflect": bool, "lightScreen": bool, "auroraVeil": bool,
+    "hit": n}``, a side's state being ``{"hp", "boosts", "status", "tera",
+    "itemRemoved", "volatiles", "activeTurns", "newlySwitched", "timesAttacked",
+    "fainted"}``.
+
+    Returns ``{"rolls": [16 ints or None], "critRolls": [...], "type", "category",
+    "immune", "basePower"}``.
+    """
+    request = DamageRequest(attacker, defender, move, gen=gen, options=options or {})
+    return showdown_damage_many([request], simulator=simulator)[0]
+
+
+@dataclass(frozen=True)
+class DamageRequest:
+    """One question for :func:`showdown_damage_many` (the arguments of
+    :func:`showdown_damage`)."""
+
+    attacker: PokemonSet
+    defender: PokemonSet
+    move: str
+    gen: int = 9
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def command(self) -> list[Any]:
+        return [
+            "damage",
+            f"gen{self.gen}customgame",
+            showdown_set(self.attacker),
+            showdown_set(self.defender),
+            self.move,
+            self.options,
+        ]
+
+
+def showdown_damage_many(
+    requests: Sequence[DamageRequest], *, simulator: Simulator | None = None
+) -> list[dict[str, Any]]:
+    """:func:`showdown_damage` for many requests in one round trip to the simulator.
+
+    Raises:
+        KeyError: a move or species Showdown's data for that generation does not have.
+        RuntimeError: Showdown could not compute one of them (an option it cannot
+            apply); the message names the request.
+    """
+    if not requests:
+        return []
+    for request in requests:
+        # Showdown quietly makes up an empty move for an unknown name: refuse it here.
+        dex = load_dex(request.gen)
+        dex.move_entry(request.move)
+        for pokemon_set in (request.attacker, request.defender):
+            known_species(dex, pokemon_set.species)
+    sim = simulator or shared_simulator()
+    sim.ensure_running()
+    results = sim.call([request.command() for request in requests])
+    for request, result in zip(requests, results, strict=True):
+        if isinstance(result, dict) and "error" in result:
+            first = str(result["error"]).split("\n")[0]
+            raise RuntimeError(
+                f"Showdown's damage reference failed for {request.attacker.species} "
+                f"{request.move} -> {request.defender.species} (gen {request.gen}): {first}"
+            )
+    return results  # type: ignore[no-any-return]
+
+
+def calculator_inputs(
+    dex: Dex,
+    attacker: PokemonSet,
+    defender: PokemonSet,
+    options: dict[str, Any] | None = None,
+) -> tuple[Combatant, Combatant, Field]:
+    """The calculator's view of the situation that ``options`` describes for Showdown
+    (same keys as :func:`showdown_damage`), so that both can be asked the same question."""
+    options = options or {}
+    combatants = [
+        _combatant(dex, pokemon_set, options.get(role) or {})
+        for pokemon_set, role in ((attacker, "attacker"), (defender, "defender"))
+    ]
+    fld = Field(
+        weather=options.get("weather", ""),
+        terrain=options.get("terrain", ""),
+        gravity=bool(options.get("gravity")),
+        trick_room=bool(options.get("trickRoom")),
+        defender_side=Side(
+            reflect=bool(options.get("reflect")),
+            light_screen=bool(options.get("lightScreen")),
+            aurora_veil=bool(options.get("auroraVeil")),
+        ),
+    )
+    return combatants[0], combatants[1], fld
+
+
+def _combatant(dex: Dex, pokemon_set: PokemonSet, state: dict[str, Any]) -> Combatant:
+    known = {
+        "hp", "boosts", "status", "tera", "itemRemoved", "volatiles", "activeTurns",
+        "newlySwitched", "timesAttacked", "fainted",
+    }  # fmt: skip
+    unknown = set(state) - known
+    if unknown:
+        raise ValueError(f"Unknown state keys {sorted(unknown)}; known: {sorted(known)}")
+    values: dict[str, Any] = {}
+    if state.get("hp") is not None:
+        values["hp"] = int(state["hp"])
+    if state.get("boosts"):
+        values["boosts"] = dict(state["boosts"])
+    if state.get("status"):
+        values["status"] = state["status"]
+    if state.get("tera"):
+        values["terastallized"] = True
+    if state.get("itemRemoved"):
+        values["item"] = ""
+    volatiles = set()
+    for volatile, best_stat in (state.get("volatiles") or {}).items():
+        if volatile in _PARADOX:
+            values["paradox_stat"] = best_stat or ""
+        else:
+            volatiles.add(volatile)
+    values["volatiles"] = frozenset(volatiles)
+    if state.get("activeTurns", 1) == 0 or state.get("newlySwitched"):
+        values["just_switched_in"] = True
+    if state.get("timesAttacked"):
+        values["times_attacked"] = int(state["timesAttacked"])
+    if state.get("fainted"):
+        values["fainted_allies"] = int(state["fainted"])
+    return Combatant.from_set(dex, pokemon_set, **values)
