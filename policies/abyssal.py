@@ -531,7 +531,7 @@ class Model:
         effectiveness = self.effectiveness(move_type, defender)
         if attack.id == "freezedry" and PokemonType.WATER in defender.types:
             effectiveness *= 4
-        if attack.id in ("thousandarrows",) and effectiveness == 0:
+        if attack.id == "thousandarrows" and effectiveness == 0:
             effectiveness = 1.0
         immune = _absorb_chance(defender, move_type)
         if move_type == PokemonType.GROUND and defender.item == "airballoon":

@@ -457,3 +457,32 @@ def test_arena_team_preview_format():
         )
     )
     assert result.record("abyssal")["wins"] >= 3, result.table()
+
+
+class RecordingAbyssal(AbyssalPolicy):
+    """Abyssal that records (battle, turn, rule) for every decision."""
+
+    decisions: list[tuple[str, int, str]] = []
+
+    def choose(self, battle):
+        order = super().choose(battle)
+        self.decisions.append((battle.battle_tag, battle.turn, self.last_rule))
+        return order
+
+
+@pytest.mark.timeout(600)
+def test_no_switch_ping_pong_in_real_battles():
+    from pokegym.agents import register_agent
+
+    RecordingAbyssal.decisions = []
+    register_agent("recording_abyssal", RecordingAbyssal)
+    run_arena(
+        ArenaConfig(agents=["recording_abyssal", "simple_heuristics"], battles_per_pair=30, seed=3)
+    )
+    switch_turns = {
+        (tag, turn) for tag, turn, rule in RecordingAbyssal.decisions if rule == "switch_out"
+    }
+    assert switch_turns, "30 battles without a single voluntary switch"
+    back_to_back = {(tag, turn) for tag, turn in switch_turns if (tag, turn - 1) in switch_turns}
+    assert len(back_to_back) <= max(1, len(switch_turns) // 10)
+    assert not any((tag, turn - 1) in back_to_back for tag, turn in back_to_back)
