@@ -20,9 +20,10 @@ $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	$(BIN)/pokegym showdown install
 	touch $(STAMP)
 
-# The main job on the embedded defaults: 50 Gen 9 OU battles, random vs max power.
+# The main job on the embedded defaults: a round robin of the baseline agents,
+# 50 gen9randombattle battles per pair, results (table, JSON, CSV, plots) in results/.
 run: setup
-	$(BIN)/pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
+	$(BIN)/pokegym compare --agents abyssal,one_step,max_power,random --format gen9randombattle --battles 50 --out results
 
 test: setup
 	$(BIN)/python -m pytest -q

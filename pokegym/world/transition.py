@@ -1,0 +1,840 @@
+"""The transition model: ``step(state, action_0, action_1) -> next state``.
+
+An approximate, fast re-implementation of one Showdown turn over a
+:class:`~pokegym.world.state.BattleState`, for search. Two modes:
+
+* ``"expected"`` (the PokéChamp paper's): damage, recoil and drain are
+  expectations (over the 16 rolls, critical hits and accuracy); discrete events
+  (a status, a stat change from a secondary effect, a faint) happen when their
+  probability is at least one half, so the state stays a single state.
+* ``"sample"``: every random event is drawn with the given NumPy generator.
+
+What a turn does, in Showdown's order: switches (faster first, entry hazards on
+arrival), Terastallization, then moves by priority and speed (Trick Room reverses;
+speed ties go to side 0 in expected mode, a coin flip when sampling); a move may
+miss, be blocked by Protect, fail against an immunity; damage, drain, recoil, Life
+Orb; secondary effects (status, boosts, flinch); status moves (boosts, status,
+recovery, Rest, hazards and their removal, screens, weather, terrain, Trick Room,
+Tailwind, protection); pivots (U-turn, Volt Switch, Flip Turn, Parting Shot,
+Teleport) and phazing; sleep, paralysis and freeze checks; then end-of-turn
+residuals (weather, Grassy Terrain, Leftovers/Black Sludge, burn, poison, toxic,
+Speed Boost, field counters) and replacements for fainted Pokémon.
+
+Replacements (after a faint, or for a pivot) are chosen by ``replacement``:
+by default the healthiest Pokémon left (a fixed rule, so expected mode stays
+deterministic). Not modelled: substitutes, Leech Seed and other volatiles except
+protection and flinch, Wish, Future Sight, item swaps, abilities other than those
+listed in the code, two-turn moves' charge turn, multi-turn locks (Outrage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pokegym.world import damage as damage_calc
+from pokegym.world.data import Dex, to_id
+from pokegym.world.state import BattleState, MonState, SideState
+
+# An action: ("move", move_id, terastallize) or ("switch", team_index, False).
+Action = tuple[str, Any, bool]
+Replacement = Callable[[BattleState, int], int | None]
+
+STAGE = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3, 0: 1.0,
+         1: 3 / 2, 2: 4 / 2, 3: 5 / 2, 4: 6 / 2, 5: 7 / 2, 6: 8 / 2}  # fmt: skip
+ACC_STAGE = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
+             1: 4 / 3, 2: 5 / 3, 3: 6 / 3, 4: 7 / 3, 5: 8 / 3, 6: 9 / 3}  # fmt: skip
+BOOST_INDEX = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
+PIVOTS = {
+    "uturn",
+    "voltswitch",
+    "flipturn",
+    "partingshot",
+    "teleport",
+    "shedtail",
+    "chillyreception",
+}
+PROTECTS = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
+            "burningbulwark", "obstruct", "maxguard"}  # fmt: skip
+HAZARD_REMOVAL = {"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"}
+PHAZING = {"roar", "whirlwind", "dragontail", "circlethrow"}
+WEATHER_MOVES = {"sunnyday": "sunnyday", "raindance": "raindance", "sandstorm": "sandstorm",
+                 "snowscape": "snowscape", "hail": "hail",
+                 "chillyreception": "snowscape"}  # fmt: skip
+WEATHER_ROCKS = {"sunnyday": "heatrock", "raindance": "damprock", "sandstorm": "smoothrock",
+                 "snowscape": "icyrock", "hail": "icyrock"}  # fmt: skip
+WEATHER_ABILITIES = {"drought": "sunnyday", "drizzle": "raindance", "sandstream": "sandstorm",
+                     "snowwarning": "snowscape", "orichalcumpulse": "sunnyday"}  # fmt: skip
+TERRAIN_ABILITIES = {"electricsurge": "electricterrain", "grassysurge": "grassyterrain",
+                     "mistysurge": "mistyterrain",
+                     "psychicsurge": "psychicterrain",
+                     "hadronengine": "electricterrain", "seedsower": "grassyterrain"}  # fmt: skip
+SPEED_WEATHER = {"swiftswim": ("raindance", "primordialsea"),
+                 "chlorophyll": ("sunnyday", "desolateland"),
+                 "sandrush": ("sandstorm",), "slushrush": ("snowscape", "hail")}  # fmt: skip
+RECOVERY_HALF = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
+                 "shoreup", "lunarblessing"}  # fmt: skip
+RECOVERY_WEATHER = {"synthesis", "morningsun", "moonlight"}
+
+
+def healthiest_replacement(state: BattleState, side: int) -> int | None:
+    """The benched Pokémon with the most HP left (lowest team slot on ties)."""
+    team = state.sides[side]
+    best, best_hp = None, 0.0
+    for i, mon in enumerate(team.mons):
+        if i != team.active and mon.hp > 0 and mon.hp_fraction > best_hp:
+            best, best_hp = i, mon.hp_fraction
+    return best
+
+
+class TransitionModel:
+    """Applies turns to :class:`BattleState` objects (see the module docstring).
+
+    Args:
+        dex: Showdown's data for the generation.
+        mode: ``"expected"`` or ``"sample"``.
+        replacement: who comes in after a faint or a pivot.
+    """
+
+    def __init__(
+        self,
+        dex: Dex,
+        mode: str = "expected",
+        replacement: Replacement = healthiest_replacement,
+    ):
+        if mode not in ("expected", "sample"):
+            raise ValueError("mode is 'expected' or 'sample'")
+        self.dex = dex
+        self.mode = mode
+        self.replacement = replacement
+        self._damage_cache: dict[tuple[Any, ...], Any] = {}
+        self._combatants: dict[tuple[Any, ...], Any] = {}
+
+    # ----------------------------------------------------------------- actions
+    def legal_actions(self, state: BattleState, side: int) -> list[Action]:
+        """Moves of the active Pokémon (with Tera when available) and switches."""
+        team = state.sides[side]
+        mon = team.active_mon
+        actions: list[Action] = []
+        if mon.hp > 0:
+            moves = mon.moves
+            if mon.choice_lock and mon.choice_lock in moves:
+                moves = (mon.choice_lock,)
+            if not moves:
+                moves = ("struggle",)
+            can_tera = (
+                state.gen == 9 and not team.tera_used and bool(mon.tera_type)
+                and not mon.terastallized
+            )  # fmt: skip
+            for move in moves:
+                actions.append(("move", move, False))
+                if can_tera:
+                    actions.append(("move", move, True))
+        for i, other in enumerate(team.mons):
+            if i != team.active and other.hp > 0:
+                actions.append(("switch", i, False))
+        return actions
+
+    # ------------------------------------------------------------------- turn
+    def step(
+        self,
+        state: BattleState,
+        action_0: Action,
+        action_1: Action,
+        rng: np.random.Generator | None = None,
+    ) -> BattleState:
+        """The state after both sides play their actions for one turn (a new object)."""
+        if self.mode == "sample" and rng is None:
+            raise ValueError("sample mode needs a numpy Generator (rng=...)")
+        s = state.copy()
+        s.turn += 1
+        actions = (action_0, action_1)
+        flinched = [False, False]
+        protected = [False, False]
+        moved = [False, False]
+
+        # Switches go first, the faster switcher first.
+        switchers = [side for side in (0, 1) if actions[side][0] == "switch"]
+        if len(switchers) == 2 and self.speed(s, 1) > self.speed(s, 0):
+            switchers.reverse()
+        for side in switchers:
+            self.switch_in(s, side, int(actions[side][1]))
+
+        # Terastallization before any move.
+        for side in (0, 1):
+            action = actions[side]
+            if action[0] == "move" and action[2]:
+                team = s.sides[side]
+                mon = team.active_mon
+                if not team.tera_used and mon.tera_type and s.gen == 9:
+                    mon.terastallized = True
+                    team.tera_used = True
+
+        movers = [side for side in (0, 1) if actions[side][0] == "move"]
+        order = self._move_order(s, movers, actions, rng)
+        for position, side in enumerate(order):
+            user_team = s.sides[side]
+            user = user_team.active_mon
+            if user.hp <= 0 or s.sides[1 - side].active_mon is None:
+                continue
+            if flinched[side]:
+                continue
+            move_id = to_id(actions[side][1])
+            if not self._can_act(user, rng):
+                user.protect_streak = 0
+                continue
+            moved[side] = True
+            target_side = 1 - side
+            outcome = self._use_move(
+                s, side, move_id, protected[target_side], moves_first=position == 0, rng=rng
+            )
+            if outcome.get("protect"):
+                protected[side] = True
+            if outcome.get("flinch") and position == 0:
+                flinched[target_side] = True
+            if user.item in ("choiceband", "choicespecs", "choicescarf") and not user.choice_lock:
+                user.choice_lock = move_id
+            if outcome.get("pivot") and user.hp > 0 and not s.finished:
+                replacement = self.replacement(s, side)
+                if replacement is not None:
+                    self.switch_in(s, side, replacement)
+            if outcome.get("phaze") and not s.finished:
+                target_team = s.sides[target_side]
+                if target_team.active_mon.hp > 0:
+                    replacement = self.replacement(s, target_side)
+                    if replacement is not None:
+                        self.switch_in(s, target_side, replacement)
+        for side in (0, 1):
+            if not protected[side]:
+                s.sides[side].active_mon.protect_streak = 0
+
+        self._end_of_turn(s, rng)
+        for side in (0, 1):
+            team = s.sides[side]
+            if team.active_mon.hp <= 0:
+                replacement = self.replacement(s, side)
+                if replacement is not None:
+                    self.switch_in(s, side, replacement)
+        return s
+
+    # ------------------------------------------------------------- mechanics
+    def _chance(self, p: float, rng: np.random.Generator | None) -> bool:
+        if p >= 1.0:
+            return True
+        if p <= 0.0:
+            return False
+        if self.mode == "expected" or rng is None:
+            return p >= 0.5
+        return bool(rng.random() < p)
+
+    def speed(self, s: BattleState, side: int) -> float:
+        team = s.sides[side]
+        mon = team.active_mon
+        speed = mon.stats[5] * STAGE[mon.boosts[4]]
+        if mon.item == "choicescarf":
+            speed *= 1.5
+        elif mon.item in ("ironball", "machobrace", "poweranklet"):
+            speed *= 0.5
+        if mon.status == "par" and mon.ability != "quickfeet":
+            speed *= 0.5
+        if mon.ability == "quickfeet" and mon.status:
+            speed *= 1.5
+        weathers = SPEED_WEATHER.get(mon.ability)
+        if weathers and s.weather in weathers:
+            speed *= 2
+        if mon.ability == "surgesurfer" and s.terrain == "electricterrain":
+            speed *= 2
+        if mon.ability in ("protosynthesis", "quarkdrive") and self._paradox_boost(s, mon) == 5:
+            speed *= 1.5
+        if team.tailwind:
+            speed *= 2
+        return speed
+
+    def _paradox_boost(self, s: BattleState, mon: MonState) -> int | None:
+        """The stat (index) Protosynthesis/Quark Drive raise, or None when inactive."""
+        active = mon.item == "boosterenergy" or (
+            (mon.ability == "protosynthesis" and s.weather in ("sunnyday", "desolateland"))
+            or (mon.ability == "quarkdrive" and s.terrain == "electricterrain")
+        )
+        if not active:
+            return None
+        stats = mon.stats[1:]
+        return 1 + max(range(5), key=lambda i: stats[i])
+
+    def priority(self, s: BattleState, side: int, move_id: str) -> int:
+        mon = s.sides[side].active_mon
+        entry = self.dex.moves.get(move_id, {})
+        priority = int(entry.get("priority", 0))
+        category = entry.get("category")
+        if mon.ability == "prankster" and category == "Status":
+            priority += 1
+        elif mon.ability == "galewings" and entry.get("type") == "Flying" and mon.hp >= mon.max_hp:
+            priority += 1
+        elif mon.ability == "triage" and entry.get("flags", {}).get("heal"):
+            priority += 3
+        if move_id == "grassyglide" and s.terrain == "grassyterrain":
+            priority += 1
+        return priority
+
+    def _move_order(
+        self,
+        s: BattleState,
+        movers: list[int],
+        actions: tuple[Action, Action],
+        rng: np.random.Generator | None,
+    ) -> list[int]:
+        if len(movers) < 2:
+            return movers
+        keys = []
+        for side in movers:
+            priority = self.priority(s, side, to_id(actions[side][1]))
+            speed = self.speed(s, side)
+            keys.append((priority, -speed if s.trick_room else speed))
+        if keys[0] == keys[1]:
+            if self.mode == "sample" and rng is not None and rng.random() < 0.5:
+                return [1, 0]
+            return [0, 1]
+        return [0, 1] if keys[0] > keys[1] else [1, 0]
+
+    def _can_act(self, mon: MonState, rng: np.random.Generator | None) -> bool:
+        if mon.status == "slp":
+            if mon.status_turns <= 0:
+                mon.status = ""
+                return True
+            mon.status_turns -= 1
+            return mon.ability == "comatose"
+        if mon.status == "frz":
+            if self._chance(0.2, rng):
+                mon.status = ""
+                return True
+            return False
+        if mon.status == "par":
+            return not self._chance(0.25, rng)
+        return True
+
+    def _grounded(self, s: BattleState, mon: MonState) -> bool:
+        if s.gravity or mon.item == "ironball":
+            return True
+        return not (
+            "Flying" in mon.current_types() or mon.ability == "levitate" or mon.item == "airballoon"
+        )
+
+    def switch_in(self, s: BattleState, side: int, index: int) -> None:
+        team = s.sides[side]
+        if not 0 <= index < len(team.mons) or team.mons[index].hp <= 0:
+            return
+        leaving = team.active_mon
+        leaving.boosts = (0, 0, 0, 0, 0, 0, 0)
+        leaving.choice_lock = ""
+        leaving.protect_streak = 0
+        if leaving.status == "tox":
+            leaving.status_turns = 1
+        if leaving.ability == "regenerator" and leaving.hp > 0:
+            leaving.hp = min(leaving.max_hp, leaving.hp + leaving.max_hp / 3)
+        elif leaving.ability == "naturalcure":
+            leaving.status = ""
+        team.active = index
+        mon = team.active_mon
+        self._entry_hazards(s, team, mon)
+        if mon.hp > 0:
+            self._on_entry_ability(s, side, mon)
+
+    def _entry_hazards(self, s: BattleState, team: SideState, mon: MonState) -> None:
+        if mon.item == "heavydutyboots":
+            return
+        magic_guard = mon.ability == "magicguard"
+        if team.stealth_rock and not magic_guard:
+            mon.hp -= mon.max_hp * self.dex.effectiveness("Rock", mon.current_types()) / 8
+        grounded = self._grounded(s, mon)
+        if grounded and team.spikes and not magic_guard:
+            mon.hp -= mon.max_hp * {1: 1 / 8, 2: 1 / 6, 3: 1 / 4}[min(3, team.spikes)]
+        if grounded and team.toxic_spikes:
+            types = mon.current_types()
+            if "Poison" in types:
+                team.toxic_spikes = 0
+            elif "Steel" not in types and not mon.status:
+                mon.status = "tox" if team.toxic_spikes >= 2 else "psn"
+                mon.status_turns = 1 if mon.status == "tox" else 0
+        if grounded and team.sticky_web:
+            self._boost(mon, {"spe": -1})
+
+    def _on_entry_ability(self, s: BattleState, side: int, mon: MonState) -> None:
+        ability = mon.ability
+        if ability == "intimidate":
+            foe = s.sides[1 - side].active_mon
+            if foe.hp > 0 and foe.ability not in (
+                "clearbody",
+                "innerfocus",
+                "oblivious",
+                "owntempo",
+                "scrappy",
+                "hypercutter",
+            ):
+                self._boost(foe, {"atk": -1})
+        elif ability in WEATHER_ABILITIES:
+            weather = WEATHER_ABILITIES[ability]
+            if s.weather != weather:
+                s.weather = weather
+                rock = WEATHER_ROCKS.get(weather)
+                s.weather_turns = 8 if rock and mon.item == rock else 5
+        elif ability in TERRAIN_ABILITIES:
+            terrain = TERRAIN_ABILITIES[ability]
+            if s.terrain != terrain:
+                s.terrain = terrain
+                s.terrain_turns = 8 if mon.item == "terrainextender" else 5
+
+    def _boost(self, mon: MonState, boosts: dict[str, int]) -> None:
+        values = list(mon.boosts)
+        for stat, amount in boosts.items():
+            index = BOOST_INDEX.get(stat)
+            if index is None:
+                continue
+            if mon.ability == "contrary":
+                amount = -amount
+            elif mon.ability == "simple":
+                amount *= 2
+            if amount < 0 and mon.ability in ("clearbody", "whitesmoke", "fullmetalbody"):
+                continue
+            values[index] = max(-6, min(6, values[index] + amount))
+        mon.boosts = tuple(values)  # type: ignore[assignment]
+
+    # ------------------------------------------------------------------ moves
+    def _use_move(
+        self,
+        s: BattleState,
+        side: int,
+        move_id: str,
+        target_protected: bool,
+        *,
+        moves_first: bool,
+        rng: np.random.Generator | None,
+    ) -> dict[str, bool]:
+        dex = self.dex
+        entry = dex.moves.get(move_id)
+        user_team, target_team = s.sides[side], s.sides[1 - side]
+        user, target = user_team.active_mon, target_team.active_mon
+        if entry is None:
+            return {}
+        outcome: dict[str, bool] = {}
+        category = entry.get("category", "Status")
+        targets_foe = entry.get("target") in ("normal", "any", "allAdjacentFoes", "allAdjacent",
+                                             "randomNormal", "adjacentFoe", "scripted")  # fmt: skip
+
+        if move_id in PROTECTS:
+            # Each consecutive success divides the odds of the next one by 3.
+            if self._chance(1.0 / (3**user.protect_streak), rng):
+                user.protect_streak += 1
+                outcome["protect"] = True
+            else:
+                user.protect_streak = 0
+            return outcome
+        user.protect_streak = 0
+
+        if (
+            targets_foe
+            and target.hp > 0
+            and target_protected
+            and entry.get("flags", {}).get("protect")
+        ):
+            return outcome
+        if targets_foe and target.hp <= 0 and category != "Status":
+            return outcome
+
+        hit_chance = self.accuracy(s, user, target, entry) if targets_foe else 1.0
+
+        if category != "Status":
+            result = self.damage(s, side, move_id)
+            if result is None:
+                return outcome
+            if self.mode == "expected":
+                dealt = min(max(target.hp, 0.0), result.expected * hit_chance)
+                hit = hit_chance >= 0.5 and result.max > 0
+            else:
+                hit = bool(rng.random() < hit_chance)  # type: ignore[union-attr]
+                dealt = 0.0
+                if hit:
+                    dealt = float(self._sample_damage(result, rng))
+                    dealt = min(max(target.hp, 0.0), dealt)
+            if result.max <= 0:
+                return outcome  # immune
+            if target.ability == "sturdy" and target.hp >= target.max_hp and dealt >= target.hp:
+                dealt = target.hp - 1
+            target.hp -= dealt
+            if move_id == "knockoff" and hit and target.item and target.hp > 0:
+                target.item = ""
+            self._after_damage(s, side, user, target, entry, dealt, hit, rng, outcome)
+            if move_id in PIVOTS and hit:
+                outcome["pivot"] = True
+            if move_id in PHAZING and hit and target.hp > 0:
+                outcome["phaze"] = True
+            if move_id in ("rapidspin", "mortalspin", "tidyup") and hit:
+                self._clear_hazards(user_team)
+                if move_id == "rapidspin":
+                    self._boost(user, {"spe": 1})
+            return outcome
+
+        if not self._chance(hit_chance, rng):
+            return outcome
+        self._status_move(s, side, move_id, entry, rng, outcome)
+        return outcome
+
+    def accuracy(
+        self, s: BattleState, user: MonState, target: MonState, entry: dict[str, Any]
+    ) -> float:
+        accuracy = entry.get("accuracy", 100)
+        if accuracy is True or user.ability == "noguard" or target.ability == "noguard":
+            return 1.0
+        if entry.get("ohko"):
+            return 0.3
+        value = accuracy / 100.0
+        if entry.get("id") in ("thunder", "hurricane") and s.weather in (
+            "raindance",
+            "primordialsea",
+        ):
+            return 1.0
+        if entry.get("id") == "blizzard" and s.weather in ("snowscape", "hail"):
+            return 1.0
+        stage = max(-6, min(6, user.boosts[5] - target.boosts[6]))
+        value *= ACC_STAGE[stage]
+        if user.ability == "compoundeyes":
+            value *= 1.3
+        elif user.ability == "hustle" and entry.get("category") == "Physical":
+            value *= 0.8
+        if user.item == "widelens":
+            value *= 1.1
+        if s.gravity:
+            value *= 5 / 3
+        return min(1.0, value)
+
+    def damage(self, s: BattleState, side: int, move_id: str) -> Any:
+        user_team, target_team = s.sides[side], s.sides[1 - side]
+        user, target = user_team.active_mon, target_team.active_mon
+        key = (
+            self._mon_key(user), self._mon_key(target), move_id, s.weather, s.terrain,
+            s.gravity > 0, target_team.reflect > 0, target_team.light_screen > 0,
+            target_team.aurora_veil > 0,
+            self._paradox_boost(s, user), self._paradox_boost(s, target),
+        )  # fmt: skip
+        cached = self._damage_cache.get(key)
+        if cached is not None:
+            return cached
+        field = damage_calc.Field(
+            weather=s.weather,
+            terrain=s.terrain,
+            gravity=s.gravity > 0,
+            attacker_side=damage_calc.Side(),
+            defender_side=damage_calc.Side(
+                reflect=target_team.reflect > 0,
+                light_screen=target_team.light_screen > 0,
+                aurora_veil=target_team.aurora_veil > 0,
+            ),
+        )
+        try:
+            result = damage_calc.calculate(
+                self.dex, self._combatant(user), self._combatant(target), move_id, field
+            )
+        except (KeyError, ValueError):
+            result = None
+        if len(self._damage_cache) > 200_000:
+            self._damage_cache.clear()
+        self._damage_cache[key] = result
+        return result
+
+    @staticmethod
+    def _mon_key(mon: MonState) -> tuple[Any, ...]:
+        return (
+            mon.species, mon.level, mon.stats, mon.boosts, mon.item, mon.ability, mon.status,
+            mon.tera_type, mon.terastallized, int(mon.hp * 16 / mon.max_hp) if mon.max_hp else 0,
+        )  # fmt: skip
+
+    def _combatant(self, mon: MonState) -> Any:
+        stats = mon.stats
+        return damage_calc.Combatant(
+            species=mon.species,
+            level=mon.level,
+            types=mon.current_types(),
+            stats={
+                "hp": stats[0],
+                "atk": stats[1],
+                "def": stats[2],
+                "spa": stats[3],
+                "spd": stats[4],
+                "spe": stats[5],
+            },
+            hp=max(1, round(mon.hp)),
+            boosts={stat: mon.boosts[i] for stat, i in BOOST_INDEX.items()},
+            ability=mon.ability,
+            item=mon.item,
+            status=mon.status,
+            tera_type=mon.tera_type,
+            terastallized=mon.terastallized,
+            weight=mon.weight,
+        )
+
+    @staticmethod
+    def _sample_damage(result: Any, rng: np.random.Generator | None) -> int:
+        assert rng is not None
+        rolls = result.rolls
+        hits = 1
+        hit_info = getattr(result, "hits", None)
+        if isinstance(hit_info, tuple) and hit_info and isinstance(hit_info[0], int):
+            hits = max(1, int(hit_info[0]))
+        total = 0
+        crit_rolls = getattr(result, "crit_rolls", rolls) or rolls
+        for _ in range(hits):
+            pool = crit_rolls if rng.random() < 1 / 24 else rolls
+            total += int(pool[int(rng.integers(len(pool)))])
+        return total
+
+    def _after_damage(
+        self,
+        s: BattleState,
+        side: int,
+        user: MonState,
+        target: MonState,
+        entry: dict[str, Any],
+        dealt: float,
+        hit: bool,
+        rng: np.random.Generator | None,
+        outcome: dict[str, bool],
+    ) -> None:
+        if not hit:
+            if entry.get("hasCrashDamage"):
+                user.hp -= user.max_hp / 2
+            return
+        drain = entry.get("drain")
+        if drain:
+            heal = dealt * drain[0] / drain[1]
+            if user.item == "bigroot":
+                heal *= 1.3
+            user.hp = min(user.max_hp, user.hp + heal)
+        recoil = entry.get("recoil")
+        if recoil and user.ability not in ("rockhead", "magicguard"):
+            user.hp -= dealt * recoil[0] / recoil[1]
+        if entry.get("mindBlownRecoil") and user.ability != "magicguard":
+            user.hp -= user.max_hp / 2
+        if entry.get("selfdestruct") == "always":
+            user.hp = 0
+        if (
+            user.item == "lifeorb"
+            and user.ability not in ("magicguard", "sheerforce")
+            and dealt > 0
+        ):
+            user.hp -= user.max_hp / 10
+        if target.ability in ("roughskin", "ironbarbs") and entry.get("flags", {}).get("contact"):
+            if user.ability != "magicguard":
+                user.hp -= user.max_hp / 8
+        if target.item == "rockyhelmet" and entry.get("flags", {}).get("contact"):
+            if user.ability != "magicguard":
+                user.hp -= user.max_hp / 6
+        self_effect = entry.get("self") or {}
+        if self_effect.get("boosts") and user.hp > 0:
+            self._boost(user, self_effect["boosts"])
+        if user.ability == "sheerforce" and (entry.get("secondary") or entry.get("secondaries")):
+            return
+        secondaries = entry.get("secondaries") or (
+            [entry["secondary"]] if entry.get("secondary") else []
+        )
+        for secondary in secondaries:
+            chance = secondary.get("chance", 100) / 100.0
+            if user.ability == "serenegrace":
+                chance = min(1.0, chance * 2)
+            if target.ability == "shielddust" and "self" not in secondary:
+                continue
+            if not self._chance(chance, rng):
+                continue
+            if secondary.get("status") and target.hp > 0:
+                self._inflict(s, target, secondary["status"])
+            if secondary.get("boosts") and target.hp > 0:
+                self._boost(target, secondary["boosts"])
+            if secondary.get("volatileStatus") == "flinch":
+                outcome["flinch"] = True
+            if secondary.get("self", {}).get("boosts") and user.hp > 0:
+                self._boost(user, secondary["self"]["boosts"])
+
+    def _inflict(self, s: BattleState, mon: MonState, status: str) -> bool:
+        if mon.status or mon.hp <= 0:
+            return False
+        types = mon.current_types()
+        if status == "brn" and "Fire" in types:
+            return False
+        if status == "par" and "Electric" in types:
+            return False
+        if status in ("psn", "tox") and ("Poison" in types or "Steel" in types):
+            return False
+        if status == "frz" and "Ice" in types:
+            return False
+        if s.terrain == "mistyterrain" and self._grounded(s, mon):
+            return False
+        if status == "slp" and s.terrain == "electricterrain" and self._grounded(s, mon):
+            return False
+        if mon.ability in ("purifyingsalt", "comatose") or (
+            status == "par" and mon.ability == "limber") or (
+            status == "brn" and mon.ability in ("waterveil", "waterbubble", "thermalexchange")) or (
+            status == "slp" and mon.ability in ("insomnia", "vitalspirit", "sweetveil")) or (
+            status in ("psn", "tox") and mon.ability == "immunity"):  # fmt: skip
+            return False
+        mon.status = status
+        mon.status_turns = 1 if status == "tox" else (2 if status == "slp" else 0)
+        return True
+
+    def _clear_hazards(self, team: SideState) -> None:
+        team.stealth_rock = False
+        team.spikes = 0
+        team.toxic_spikes = 0
+        team.sticky_web = False
+
+    def _status_move(
+        self,
+        s: BattleState,
+        side: int,
+        move_id: str,
+        entry: dict[str, Any],
+        rng: np.random.Generator | None,
+        outcome: dict[str, bool],
+    ) -> None:
+        user_team, target_team = s.sides[side], s.sides[1 - side]
+        user, target = user_team.active_mon, target_team.active_mon
+        target_self = entry.get("target") in ("self", "allySide", "allyTeam", "adjacentAllyOrSelf")
+        if entry.get("boosts"):
+            self._boost(user if target_self else target, entry["boosts"])
+        status = entry.get("status")
+        if status and not target_self:
+            immune = (
+                self.dex.effectiveness(entry.get("type", "Normal"), target.current_types()) == 0
+            )
+            if move_id == "thunderwave" and immune:
+                return
+            if entry.get("flags", {}).get("powder") and "Grass" in target.current_types():
+                return
+            self._inflict(s, target, status)
+        heal = entry.get("heal")
+        if heal and move_id not in RECOVERY_WEATHER:
+            user.hp = min(user.max_hp, user.hp + user.max_hp * heal[0] / heal[1])
+        elif move_id in RECOVERY_HALF:
+            user.hp = min(user.max_hp, user.hp + user.max_hp / 2)
+        elif move_id in RECOVERY_WEATHER:
+            share = {"sunnyday": 2 / 3, "desolateland": 2 / 3, "": 1 / 2}.get(s.weather, 1 / 4)
+            user.hp = min(user.max_hp, user.hp + user.max_hp * share)
+        elif move_id == "rest" and user.hp < user.max_hp:
+            user.hp = float(user.max_hp)
+            user.status = "slp"
+            user.status_turns = 2
+        elif move_id == "painsplit":
+            average = (user.hp + target.hp) / 2
+            user.hp, target.hp = min(user.max_hp, average), min(target.max_hp, average)
+        condition = entry.get("sideCondition")
+        if condition:
+            side_state = user_team if target_self else target_team
+            if condition == "stealthrock":
+                side_state.stealth_rock = True
+            elif condition == "spikes":
+                side_state.spikes = min(3, side_state.spikes + 1)
+            elif condition == "toxicspikes":
+                side_state.toxic_spikes = min(2, side_state.toxic_spikes + 1)
+            elif condition == "stickyweb":
+                side_state.sticky_web = True
+            elif condition in ("reflect", "lightscreen", "auroraveil"):
+                turns = 8 if user.item == "lightclay" else 5
+                if condition == "auroraveil" and s.weather not in ("snowscape", "hail"):
+                    return
+                setattr(side_state, {"lightscreen": "light_screen", "auroraveil": "aurora_veil"}
+                        .get(condition, condition), turns)  # fmt: skip
+            elif condition == "tailwind":
+                side_state.tailwind = 4
+        if move_id in ("defog", "tidyup"):
+            self._clear_hazards(user_team)
+            self._clear_hazards(target_team)
+            if move_id == "defog":
+                target_team.reflect = target_team.light_screen = target_team.aurora_veil = 0
+        elif move_id == "courtchange":
+            for attr in ("stealth_rock", "spikes", "toxic_spikes", "sticky_web", "reflect",
+                         "light_screen", "aurora_veil", "tailwind"):  # fmt: skip
+                mine, theirs = getattr(user_team, attr), getattr(target_team, attr)
+                setattr(user_team, attr, theirs)
+                setattr(target_team, attr, mine)
+        weather = WEATHER_MOVES.get(move_id)
+        if weather and s.weather != weather:
+            s.weather = weather
+            rock = WEATHER_ROCKS.get(weather)
+            s.weather_turns = 8 if rock and user.item == rock else 5
+        terrain = entry.get("terrain")
+        if terrain:
+            s.terrain = terrain
+            s.terrain_turns = 8 if user.item == "terrainextender" else 5
+        pseudo = entry.get("pseudoWeather")
+        if pseudo == "trickroom":
+            s.trick_room = 0 if s.trick_room else 5
+        elif pseudo == "gravity":
+            s.gravity = 5
+        if move_id in PIVOTS:
+            if move_id == "partingshot":
+                self._boost(target, {"atk": -1, "spa": -1})
+            outcome["pivot"] = True
+        if move_id in PHAZING:
+            outcome["phaze"] = True
+
+    # ------------------------------------------------------------ end of turn
+    def _end_of_turn(self, s: BattleState, rng: np.random.Generator | None) -> None:
+        order = [0, 1]
+        if self.speed(s, 1) > self.speed(s, 0):
+            order = [1, 0]
+        for side in order:
+            mon = s.sides[side].active_mon
+            if mon.hp <= 0:
+                continue
+            types = mon.current_types()
+            magic_guard = mon.ability == "magicguard"
+            if (
+                s.weather == "sandstorm"
+                and not magic_guard
+                and mon.item != "safetygoggles"
+                and not (set(types) & {"Rock", "Ground", "Steel"})
+                and mon.ability not in ("sandveil", "sandrush", "sandforce", "overcoat")
+            ):
+                mon.hp -= mon.max_hp / 16
+            elif (
+                s.weather == "hail"
+                and not magic_guard
+                and "Ice" not in types
+                and mon.ability not in ("icebody", "snowcloak", "overcoat")
+            ):
+                mon.hp -= mon.max_hp / 16
+            if s.terrain == "grassyterrain" and self._grounded(s, mon):
+                mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 16)
+            if mon.item == "leftovers" or (mon.item == "blacksludge" and "Poison" in types):
+                mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 16)
+            elif mon.item == "blacksludge" and not magic_guard:
+                mon.hp -= mon.max_hp / 8
+            if mon.ability == "poisonheal" and mon.status in ("psn", "tox"):
+                mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 8)
+            elif mon.status == "psn" and not magic_guard:
+                mon.hp -= mon.max_hp / 8
+            elif mon.status == "tox" and not magic_guard:
+                mon.hp -= mon.max_hp * min(15, mon.status_turns) / 16
+                mon.status_turns += 1
+            elif mon.status == "brn" and not magic_guard:
+                mon.hp -= (
+                    mon.max_hp
+                    / (16 if s.gen >= 7 else 8)
+                    / (2 if mon.ability == "heatproof" else 1)
+                )
+            if mon.ability == "speedboost" and mon.hp > 0:
+                self._boost(mon, {"spe": 1})
+        for side_state in s.sides:
+            side_state.reflect = max(0, side_state.reflect - 1)
+            side_state.light_screen = max(0, side_state.light_screen - 1)
+            side_state.aurora_veil = max(0, side_state.aurora_veil - 1)
+            side_state.tailwind = max(0, side_state.tailwind - 1)
+        if s.weather and s.weather not in ("desolateland", "primordialsea", "deltastream"):
+            s.weather_turns -= 1
+            if s.weather_turns <= 0:
+                s.weather, s.weather_turns = "", 0
+        if s.terrain:
+            s.terrain_turns -= 1
+            if s.terrain_turns <= 0:
+                s.terrain, s.terrain_turns = "", 0
+        s.trick_room = max(0, s.trick_room - 1)
+        s.gravity = max(0, s.gravity - 1)
