@@ -104,6 +104,8 @@ _WEATHER_SPEED = {
     "swiftswim": ("raindance", "primordialsea"), "chlorophyll": ("sunnyday", "desolateland"),
     "sandrush": ("sandstorm",), "slushrush": ("hail", "snowscape"),
 }  # fmt: skip
+_ANTI_DYNAMAX = frozenset(("behemothblade", "behemothbash", "dynamaxcannon"))
+_WEIGHT_MOVES = frozenset(("lowkick", "grassknot", "heatcrash", "heavyslam"))
 _TERRAIN_TYPES = {"electricterrain": "Electric", "grassyterrain": "Grass",
                   "mistyterrain": "Fairy", "psychicterrain": "Psychic"}  # fmt: skip
 _SCREEN_BREAKERS = frozenset(("brickbreak", "psychicfangs", "ragingbull"))
@@ -134,7 +136,7 @@ _INERT_ABILITIES = frozenset((
     "battlebond", "berserk", "angershell", "gluttony", "illuminate", "keeneye", "magicbounce",
     "magicguard", "myceliummight", "noguard", "oblivious", "poisonheal", "propellertail",
     "rockhead", "serenegrace", "stalwart", "stench", "stickyhold", "telepathy", "unburden",
-    "battery", "powerspot", "steelyspirit", "friendguard", "plus", "minus",
+    "battery", "powerspot", "friendguard", "plus", "minus",
 ))  # fmt: skip
 _HANDLED_ITEMS = frozenset((
     *_TYPE_ITEMS, *_ORB_ITEMS, *_MASKS, *_RESIST_BERRIES, "choiceband", "choicespecs",
@@ -199,7 +201,9 @@ class Combatant:
     field (sun / Electric Terrain / Booster Energy) and current stats; "none" means the
     ability is not active. ``volatiles`` holds Showdown volatile ids that change damage:
     flashfire, charge, focusenergy, dragoncheer, slowstart, smackdown, magnetrise,
-    substitute, gastroacid, glaiverush, roost (the caller removes Flying from ``types``).
+    substitute, gastroacid, glaiverush, roost (the caller removes Flying from ``types``),
+    dynamax (gen 8: its damaging moves become Max Moves; pass the move it chose), protect
+    (on the defender: protected this turn; a Max Move or Unseen Fist hits it for a quarter).
     """
 
     species: str
@@ -515,6 +519,39 @@ def _move_data(dex: Dex, move_id: str) -> _MoveData:
     return data
 
 
+_MAX_CACHE: dict[tuple[int, str], _MoveData] = {}
+
+
+def max_move_of(dex: Dex, move_type: str) -> str:
+    """The id of the Max Move a damaging move of ``move_type`` becomes ("" if none)."""
+    for move_id, entry in dex.moves.items():
+        if (
+            entry.get("isMax") is True
+            and entry.get("type") == move_type
+            and entry.get("category") != "Status"
+        ):
+            return move_id
+    return ""
+
+
+def _max_move_data(dex: Dex, base: _MoveData) -> _MoveData:
+    """The Max Move a Dynamaxed Pokémon uses for the damaging move ``base`` (Showdown's
+    ``getMaxMove``): the base move's type and category, its ``maxMove.basePower``."""
+    key = (dex.gen, base.id)
+    data = _MAX_CACHE.get(key)
+    if data is not None:
+        return data
+    max_id = max_move_of(dex, base.type)
+    if not max_id:
+        raise KeyError(f"Showdown's gen {dex.gen} data has no Max Move of type {base.type!r}")
+    power = int(((dex.moves[base.id].get("maxMove") or {}).get("basePower")) or 0)
+    data = dataclasses.replace(
+        _move_data(dex, max_id), category=base.category, base_power=power, unsupported=False
+    )
+    _MAX_CACHE[key] = data
+    return data
+
+
 _EFFECT_CACHE: dict[tuple[int, str, str, str], bool] = {}
 # Callbacks that only act when the holder attacks / only when it is hit.
 _ATTACKER_ONLY = frozenset((
@@ -765,6 +802,9 @@ def _item_removable(item: str, c: Combatant, dex: Dex) -> bool:
         return False
     if item in _STUCK_ITEMS and num in _STUCK_ITEMS[item]:
         return False
+    required = species.get("requiredItems") or [species.get("requiredItem")]
+    if any(item == to_id(r) for r in required if r):
+        return False
     mega = entry.get("megaStone")
     return not ((isinstance(mega, dict) and base in mega) or (isinstance(mega, str) and mega))
 
@@ -801,12 +841,20 @@ def _prepare(
     dex: Dex, atk: Combatant, dfn: Combatant, move_id: str, fld: Field, target_moved: bool | None
 ) -> tuple[_Ctx, _MoveData]:
     m = _move_data(dex, move_id)
+    dynamax_note = ""
+    if "dynamax" in atk.volatiles and m.category != "Status":
+        if not dex.moves[m.id].get("isMax"):
+            if {"onModifyType", "basePowerCallback"} & m.callbacks or atk.ability in _ATE:
+                dynamax_note = f"max move from {m.id}"
+            m = _max_move_data(dex, m)
     ctx = _Ctx()
     ctx.dex, ctx.gen, ctx.atk, ctx.dfn, ctx.fld, ctx.move = dex, dex.gen, atk, dfn, fld, m
     ctx.notes = []
     ctx.target_moved = target_moved
     if m.unsupported:
         ctx.note(f"move {m.id}")
+    if dynamax_note:
+        ctx.note(dynamax_note)
     atk_ability = _effective_ability(atk, dfn)
     def_ability = _effective_ability(dfn, atk)
     ignore_ability = m.ignore_ability or atk_ability in _MOLD_BREAKERS
@@ -856,8 +904,8 @@ def _prepare(
     ctx.def_paradox = _paradox(dfn, def_ability, def_item, fld, weather, dex)
     if atk.status and atk.status not in ("brn", "par", "psn", "tox", "slp", "frz"):
         ctx.note(f"status {atk.status}")
-    if "dynamax" in atk.volatiles or "dynamax" in dfn.volatiles:
-        ctx.note("dynamax")
+    if "dynamax" in dfn.volatiles and m.id in _ANTI_DYNAMAX:
+        ctx.note(f"move {m.id} on a Dynamaxed target")
 
     # ---- the active move: ModifyType / ModifyMove (move first, then the user's effects)
     mtype, category, bp = m.type, m.category, m.base_power
@@ -1019,6 +1067,8 @@ def _fails(ctx: _Ctx) -> str:
         return "psychic terrain"
     if "powder" in ctx.flags and ("Grass" in ctx.def_types or ctx.def_item == "safetygoggles"):
         return "powder"
+    if m.id in _WEIGHT_MOVES and "dynamax" in dfn.volatiles:
+        return "dynamax"
     if m.id == "poltergeist" and not dfn.item:
         return "no item"
     if m.id == "endeavor" and atk.current_hp >= dfn.current_hp:
@@ -1291,6 +1341,9 @@ def _base_power(ctx: _Ctx, hit: int, first_hit: bool) -> int:
         elif ability == "punkrock":
             if "sound" in flags:
                 add(7, aspe, _SUB_ABILITY, "c", 5325)
+        elif ability == "steelyspirit":  # an ally effect that includes the holder itself
+            if mtype == "Steel":
+                add(22, aspe, _SUB_ABILITY, "c", 6144)
     # auras (any Pokémon's)
     for aura, kind, speed in (
         (ctx.atk_ability, "darkaura", aspe), (ctx.atk_ability, "fairyaura", aspe),
@@ -1445,7 +1498,8 @@ def _attack_stat(ctx: _Ctx, crit: bool) -> int:
             if ctx.terrain == "electricterrain":
                 add(5, aspe, _SUB_ABILITY, "c", 5461)
         elif physical and ability == "gorillatactics":
-            add(1, aspe, _SUB_ABILITY, "c", 6144)
+            if "dynamax" not in atk.volatiles:
+                add(1, aspe, _SUB_ABILITY, "c", 6144)
         elif not physical and ability == "solarpower":
             if ctx.atk_weather in ("sunnyday", "desolateland"):
                 add(5, aspe, _SUB_ABILITY, "c", 6144)
@@ -1482,7 +1536,8 @@ def _attack_stat(ctx: _Ctx, crit: bool) -> int:
     item = ctx.atk_item
     if item:
         if (physical and item == "choiceband") or (not physical and item == "choicespecs"):
-            add(1, aspe, _SUB_ITEM, "c", 6144)
+            if "dynamax" not in atk.volatiles:
+                add(1, aspe, _SUB_ITEM, "c", 6144)
         elif item == "lightball":
             if ctx.atk_species.get("baseSpecies") == "Pikachu":
                 add(1, aspe, _SUB_ITEM, "c", 8192)
@@ -1728,6 +1783,11 @@ def _hit_rolls(
         and ctx.move.id != "facade"
     )
     final_mod, berry = _damage_mod(ctx, crit, first_hit, type_mod)
+    # A Max Move (or Unseen Fist) through Protect: x0.25 after the ModifyDamage event.
+    through_protect = "protect" in ctx.dfn.volatiles and (
+        bool(ctx.dex.moves.get(ctx.move.id, {}).get("isMax"))
+        or (ctx.atk_ability == "unseenfist" and "contact" in ctx.flags)
+    )
     rolls = []
     for r in range(85, 101):
         d = base * r // 100
@@ -1739,6 +1799,8 @@ def _hit_rolls(
         if burn:
             d = (d * 2048 + 2047) >> 12
         d = (d * final_mod + 2047) >> 12
+        if through_protect:
+            d = (d * 1024 + 2047) >> 12
         if not d:
             d = 1
         rolls.append(d & 0xFFFF)
