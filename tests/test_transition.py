@@ -268,3 +268,26 @@ def test_fidelity_on_real_battles_with_true_sets():
     assert scores.hp_mae_median <= 0.05
     assert scores.faint_accuracy >= 0.9
     assert len(samples) == scores.turns
+
+
+def test_steps_never_change_the_states_they_start_from(dex, model):
+    """Children share benched Pokémon with their parent (copy on write): a deep search
+    over siblings must leave every ancestor as it was."""
+    ours = [make_mon(dex, "garchomp", ("earthquake", "uturn")),
+            make_mon(dex, "blissey", ("softboiled",)),
+            make_mon(dex, "charizard", ("flamethrower",))]  # fmt: skip
+    theirs = [make_mon(dex, "heatran", ("lavaplume", "stealthrock")),
+              make_mon(dex, "toxapex", ("toxic", "recover"))]  # fmt: skip
+    root = make_state(ours, theirs)
+    root.sides[0].stealth_rock = True
+    root.sides[0].spikes = 2
+    snapshot = root.copy()
+    children = [model.step(root, a0, a1) for a0 in model.legal_actions(root, 0)
+                for a1 in model.legal_actions(root, 1)]  # fmt: skip
+    grandchildren = [model.step(c, a0, a1) for c in children for a0 in model.legal_actions(c, 0)
+                     for a1 in model.legal_actions(c, 1)]  # fmt: skip
+    assert len(grandchildren) > 50
+    assert root == snapshot
+    again = [model.step(root, a0, a1) for a0 in model.legal_actions(root, 0)
+             for a1 in model.legal_actions(root, 1)]  # fmt: skip
+    assert again == children

@@ -77,6 +77,9 @@ SPEED_WEATHER = {"swiftswim": ("raindance", "primordialsea"),
 RECOVERY_HALF = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
                  "shoreup", "lunarblessing"}  # fmt: skip
 RECOVERY_WEATHER = {"synthesis", "morningsun", "moonlight"}
+# Moves whose power depends on the user's or the target's exact HP.
+HP_SCALED_MOVES = {"eruption", "waterspout", "dragonenergy", "reversal", "flail", "crushgrip",
+                   "wringout", "hardpress"}  # fmt: skip
 
 
 def healthiest_replacement(state: BattleState, side: int) -> int | None:
@@ -87,6 +90,31 @@ def healthiest_replacement(state: BattleState, side: int) -> int | None:
         if i != team.active and mon.hp > 0 and mon.hp_fraction > best_hp:
             best, best_hp = i, mon.hp_fraction
     return best
+
+
+def _turn_copy(state: BattleState) -> BattleState:
+    """A copy for one turn: new sides and field, new active Pokémon, shared bench.
+
+    A turn only changes the active Pokémon and those that come in (``switch_in`` copies
+    a Pokémon before it enters), so the benched ones are shared with ``state`` rather
+    than copied: states returned by :meth:`TransitionModel.step` must be treated as
+    immutable (``state.copy()`` gives a fully independent one to edit).
+    """
+    sides = []
+    for side in state.sides:
+        mons = list(side.mons)
+        if mons:
+            mons[side.active] = mons[side.active].copy()
+        copied = SideState(
+            mons, side.active, side.stealth_rock, side.spikes, side.toxic_spikes,
+            side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
+            side.tailwind, side.tera_used,
+        )  # fmt: skip
+        sides.append(copied)
+    return BattleState(
+        sides, state.gen, state.weather, state.weather_turns, state.terrain,
+        state.terrain_turns, state.trick_room, state.gravity, state.turn, state.notes,
+    )  # fmt: skip
 
 
 class TransitionModel:
@@ -148,7 +176,7 @@ class TransitionModel:
         """The state after both sides play their actions for one turn (a new object)."""
         if self.mode == "sample" and rng is None:
             raise ValueError("sample mode needs a numpy Generator (rng=...)")
-        s = state.copy()
+        s = _turn_copy(state)
         s.turn += 1
         actions = (action_0, action_1)
         flinched = [False, False]
@@ -335,6 +363,7 @@ class TransitionModel:
             leaving.hp = min(leaving.max_hp, leaving.hp + leaving.max_hp / 3)
         elif leaving.ability == "naturalcure":
             leaving.status = ""
+        team.mons[index] = team.mons[index].copy()  # copy on write (see _turn_copy)
         team.active = index
         mon = team.active_mon
         self._entry_hazards(s, team, mon)
@@ -511,8 +540,9 @@ class TransitionModel:
     def damage(self, s: BattleState, side: int, move_id: str) -> Any:
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
+        exact = move_id in HP_SCALED_MOVES
         key = (
-            self._mon_key(user), self._mon_key(target), move_id, s.weather, s.terrain,
+            self._mon_key(user, exact), self._mon_key(target, exact), move_id, s.weather, s.terrain,
             s.gravity > 0, target_team.reflect > 0, target_team.light_screen > 0,
             target_team.aurora_veil > 0,
             self._paradox_boost(s, user), self._paradox_boost(s, target),
@@ -533,8 +563,9 @@ class TransitionModel:
         )
         try:
             result = damage_calc.calculate(
-                self.dex, self._combatant(user), self._combatant(target), move_id, field
-            )
+                self.dex, self._combatant(user), self._combatant(target), move_id, field,
+                use_cache=False,  # cached here, by this model's cheaper key
+            )  # fmt: skip
         except (KeyError, ValueError):
             result = None
         if len(self._damage_cache) > 200_000:
@@ -543,10 +574,14 @@ class TransitionModel:
         return result
 
     @staticmethod
-    def _mon_key(mon: MonState) -> tuple[Any, ...]:
+    def _mon_key(mon: MonState, exact_hp: bool) -> tuple[Any, ...]:
+        # HP changes damage only at thresholds (full HP: Multiscale; half: Brine; a third:
+        # Blaze and co.) except for the moves whose power scales with HP.
+        hp, top = mon.hp, mon.max_hp or 1
+        hp_key = int(hp * 16 / top) if exact_hp else (hp >= top, 2 * hp <= top, 3 * hp <= top)
         return (
             mon.species, mon.level, mon.stats, mon.boosts, mon.item, mon.ability, mon.status,
-            mon.tera_type, mon.terastallized, int(mon.hp * 16 / mon.max_hp) if mon.max_hp else 0,
+            mon.tera_type, mon.terastallized, hp_key,
         )  # fmt: skip
 
     def _combatant(self, mon: MonState) -> Any:
