@@ -1,0 +1,279 @@
+"""MaskablePPO training, the PPO agent and its checkpoints (real battles, real torch)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from pokegym.actions import N_ACTIONS, SWITCH  # noqa: E402
+from pokegym.env import ShowdownEnv  # noqa: E402
+from pokegym.observation import (  # noqa: E402
+    OBSERVATION_SIZE,
+    OPPONENT_TEAM_OFFSET,
+    POKEMON_SIZE,
+    observation_space,
+)
+from policies.features import ShowdownFeaturesExtractor  # noqa: E402
+from policies.ppo import (  # noqa: E402
+    CheckpointError,
+    PolicyNetwork,
+    PPOPolicy,
+    build_policy,
+    load_network,
+    save_policy,
+)
+from train.ppo import (  # noqa: E402
+    OpponentMixture,
+    PPOConfig,
+    ensure_ppo_registered,
+    main,
+    parse_curriculum,
+    train,
+)
+
+SHORT = dict(
+    steps=256,
+    n_envs=4,
+    n_steps=32,
+    batch_size=64,
+    n_epochs=2,
+    curriculum="random@0,max_power@0.5",
+    self_play_start=0.25,
+    snapshot_every=64,
+    checkpoint_every=128,
+    eval_every=0,
+    final_eval=False,
+    tensorboard=False,
+    verbose=0,
+)
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    return torch.load(path, weights_only=True)["state_dict"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    """One short training run shared by the tests that need a saved policy."""
+    out = tmp_path_factory.mktemp("ppo") / "run"
+    summary = train(PPOConfig(out=str(out), seed=3, **SHORT))
+    assert summary["steps"] >= 256
+    return out
+
+
+@pytest.mark.timeout(120)
+def test_short_training_run_completes_and_saves(trained):
+    for name in ("policy.pt", "model.zip", "config.json", "summary.json", "progress.jsonl"):
+        assert (trained / name).is_file(), name
+    config = json.loads((trained / "config.json").read_text())
+    assert config["steps"] == 256 and config["seed"] == 3
+    checkpoints = sorted(p.name for p in (trained / "checkpoints").iterdir())
+    assert checkpoints[:2] == ["step_000000128", "step_000000256"]
+    assert (trained / "checkpoints" / "step_000000128" / "policy.pt").is_file()
+    lines = [json.loads(x) for x in (trained / "progress.jsonl").read_text().splitlines()]
+    assert lines[-1]["steps"] == 256
+    # The curriculum moved on to max_power and self-play snapshots joined the mixture.
+    assert lines[-1]["stage"] == "max_power"
+    assert any(name.startswith("self_play") for name in lines[-1]["mixture"])
+    played = set().union(*(line["win_rate"] for line in lines))
+    assert "random" in played
+    # The weights changed during training (the run did learn something).
+    header = torch.load(trained / "policy.pt", weights_only=True)
+    assert header["header"]["steps"] == 256
+    fresh = build_policy(header["net_arch"], header["features"]).state_dict()
+    trained_weights = header["state_dict"]
+    assert any(not torch.equal(fresh[k], trained_weights[k]) for k in fresh)
+
+
+@pytest.mark.timeout(120)
+def test_seeded_runs_match(trained, tmp_path):
+    again = tmp_path / "again"
+    train(PPOConfig(out=str(again), seed=3, **{**SHORT, "checkpoint_every": 0}))
+    first, second = _weights(trained / "policy.pt"), _weights(again / "policy.pt")
+    assert first.keys() == second.keys()
+    for key in first:
+        assert torch.equal(first[key], second[key]), key
+    other = tmp_path / "other"
+    train(PPOConfig(out=str(other), seed=4, **{**SHORT, "checkpoint_every": 0}))
+    third = _weights(other / "policy.pt")
+    assert any(not torch.equal(first[k], third[k]) for k in first)
+
+
+@pytest.mark.timeout(120)
+def test_saved_policy_plays_in_the_arena(trained):
+    from pokegym.arena import ArenaConfig, run_arena
+
+    ensure_ppo_registered()
+    result = run_arena(
+        ArenaConfig(
+            agents=[f"ppo:path={trained / 'policy.pt'}", "max_power"],
+            battles_per_pair=4,
+            concurrency=4,
+            seed=11,
+        )
+    )
+    assert len(result.battles) == 4
+    assert all(b.winner in ("ppo", "max_power") or b.truncated for b in result.battles)
+    assert {b.p1 for b in result.battles} == {"ppo", "max_power"}  # sides alternate
+    assert result.agent_stats["ppo"].decisions > 20
+
+
+@pytest.mark.timeout(120)
+def test_policy_as_env_opponent_and_masks_respected(trained, make_env):
+    """The policy plays both sides of real battles; every action it picks is legal."""
+    learner = PPOPolicy(trained, deterministic=False, seed=1)
+    env: ShowdownEnv = make_env("gen9randombattle", opponent=PPOPolicy(trained / "policy.pt"))
+    checked = 0
+    for episode in range(2):
+        obs, info = env.reset(seed=episode)
+        done = False
+        while not done:
+            battle = info["battle"]
+            action = learner.action(battle)
+            assert obs["action_mask"][action] == 1
+            order_index = env.unwrapped.codec.from_order(learner.choose(battle), battle)
+            assert obs["action_mask"][order_index] == 1
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+            checked += 1
+        assert info["battle"].finished
+    assert checked > 10
+
+
+def test_masks_override_the_network(make_env):
+    """A network that prefers illegal actions above all still only plays legal ones."""
+    policy = build_policy({"pi": [8], "vf": [8]}, {"pokemon_dim": 8, "field_dim": 4,
+                                                   "features_dim": 16})  # fmt: skip
+    with torch.no_grad():
+        policy.action_net.weight.zero_()
+        policy.action_net.bias.copy_(torch.arange(N_ACTIONS, dtype=torch.float32) * 100.0)
+    agent = PPOPolicy(network=PolicyNetwork.from_policy(policy))
+    env = make_env("gen9randombattle", opponent="random")
+    obs, info = env.reset(seed=5)
+    for _ in range(30):
+        mask = obs["action_mask"]
+        action = agent.action(info["battle"])
+        # The highest legal index wins: the bias ranks 14 > 13 > ... and 14 is never legal.
+        assert action == int(np.flatnonzero(mask).max())
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    logits = agent.network.logits(obs["observation"], np.zeros(N_ACTIONS, dtype=np.int8))
+    assert np.isneginf(logits).all()
+
+
+def test_features_extractor_parts():
+    space = observation_space()
+    extractor = ShowdownFeaturesExtractor(space, pokemon_dim=8, field_dim=4, features_dim=16)
+    rng = np.random.default_rng(0)
+    obs = rng.random((3, OBSERVATION_SIZE), dtype=np.float32)
+    mask = np.ones((3, N_ACTIONS), dtype=np.float32)
+    batch = {"observation": torch.from_numpy(obs), "action_mask": torch.from_numpy(mask)}
+    features = extractor(batch)
+    assert features.shape == (3, 16)
+    # The opponent's Pokémon are in first-seen order: swapping two changes nothing.
+    swapped = obs.copy()
+    a, b = OPPONENT_TEAM_OFFSET, OPPONENT_TEAM_OFFSET + 2 * POKEMON_SIZE
+    swapped[:, a : a + POKEMON_SIZE] = obs[:, b : b + POKEMON_SIZE]
+    swapped[:, b : b + POKEMON_SIZE] = obs[:, a : a + POKEMON_SIZE]
+    out = extractor({"observation": torch.from_numpy(swapped), "action_mask": batch["action_mask"]})
+    assert torch.allclose(out, features, atol=1e-5)
+    # Own team slots are the switch targets: swapping two of them does change the features.
+    own = obs.copy()
+    own[:, :POKEMON_SIZE], own[:, POKEMON_SIZE : 2 * POKEMON_SIZE] = (
+        obs[:, POKEMON_SIZE : 2 * POKEMON_SIZE],
+        obs[:, :POKEMON_SIZE],
+    )
+    out = extractor({"observation": torch.from_numpy(own), "action_mask": batch["action_mask"]})
+    assert not torch.allclose(out, features, atol=1e-5)
+    with pytest.raises(ValueError, match="observation"):
+        import gymnasium as gym
+
+        bad = gym.spaces.Dict(
+            {"observation": gym.spaces.Box(0, 1, (10,)), "action_mask": space["action_mask"]}
+        )
+        ShowdownFeaturesExtractor(bad)
+
+
+def test_checkpoint_errors_say_what_to_do(trained, tmp_path):
+    with pytest.raises(CheckpointError, match="Train one"):
+        PPOPolicy(tmp_path / "nothing.pt")
+    with pytest.raises(CheckpointError, match="needs a checkpoint"):
+        PPOPolicy()
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes((trained / "policy.pt").read_bytes()[:5000])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_network(corrupt)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(3)}, foreign)
+    with pytest.raises(CheckpointError, match="not a pokegym PPO policy"):
+        load_network(foreign)
+    with pytest.raises(CheckpointError, match="pickled"):
+        load_network(trained / "model.zip")
+    assert zipfile.is_zipfile(trained / "model.zip")
+
+
+class _Boom:
+    def __reduce__(self):
+        return (Path.touch, (Path(_Boom.target),))
+
+
+def test_checkpoints_never_unpickle_objects(tmp_path):
+    """A file that would run code when unpickled is refused, and the code does not run."""
+    _Boom.target = str(tmp_path / "ran")
+    evil = tmp_path / "evil.pt"
+    with open(evil, "wb") as handle:
+        pickle.dump({"format": "pokegym-ppo-policy", "payload": _Boom()}, handle, protocol=2)
+    with pytest.raises(CheckpointError):
+        load_network(evil)
+    assert not (tmp_path / "ran").exists()
+
+
+def test_save_and_load_round_trip(tmp_path):
+    policy = build_policy({"pi": [16], "vf": [16]}, {"pokemon_dim": 8, "field_dim": 4,
+                                                     "features_dim": 16})  # fmt: skip
+    path = save_policy(policy, tmp_path / "p" / "policy.pt", steps=7)
+    network = load_network(tmp_path / "p")  # a folder finds its policy.pt
+    assert network.header["steps"] == 7
+    obs = np.random.default_rng(1).random(OBSERVATION_SIZE, dtype=np.float32)
+    mask = np.zeros(N_ACTIONS, dtype=np.int8)
+    mask[[0, 2, SWITCH + 1]] = 1
+    expected = PolicyNetwork.from_policy(policy).logits(obs, mask)
+    np.testing.assert_allclose(network.logits(obs, mask), expected, rtol=1e-6)
+    assert path.stat().st_size < 5_000_000
+
+
+def test_curriculum_and_mixture():
+    assert parse_curriculum("random@0,max_power@0.1,abyssal@0.35") == [
+        ("random", 0.0), ("max_power", 0.1), ("abyssal", 0.35)]  # fmt: skip
+    assert parse_curriculum("one_step:tera=false@0") == [("one_step:tera=false", 0.0)]
+    for bad in ("random@0.2", "random@0,max_power@x", "random@0,a@0.5,b@0.2", "random@2"):
+        with pytest.raises(ValueError):
+            parse_curriculum(bad)
+    config = PPOConfig(steps=1000, replay=0.2, self_play=0.1)
+    mixture = OpponentMixture(config)
+    assert mixture.weights() == {"random": 1.0}
+    mixture.update(500)
+    weights = mixture.weights()
+    assert weights["abyssal"] == pytest.approx(0.8)
+    assert weights["random"] == pytest.approx(0.1) and weights["max_power"] == pytest.approx(0.1)
+    mixture.add_snapshot("self_play_1", None)  # type: ignore[arg-type]
+    weights = mixture.weights()
+    assert weights["self_play_1"] == pytest.approx(0.1)
+    assert sum(weights.values()) == pytest.approx(1.0)
+
+
+def test_cli_rejects_bad_options(capsys):
+    assert main(["--steps", "0"]) == 2
+    assert "steps" in capsys.readouterr().err
+    assert main(["--curriculum", "random@0.5"]) == 2
+    with pytest.raises(SystemExit):
+        main(["--no-such-option"])

@@ -1,0 +1,1 @@
+"""Scripts users run: training and evaluating agents (imports ``pokegym`` and ``policies``)."""
