@@ -32,7 +32,7 @@ def arena_rate(battles: int, concurrency: int, seed: int) -> float:
 
 
 def pokeenv_rate(battles: int, concurrency: int, url: str, index: int) -> float:
-    from policies import MaxPowerPolicy, RandomPolicy
+    from pokegym.agents import make_agent
 
     config = ServerConfiguration(url, "https://play.pokemonshowdown.com/action.php?")
     players = [
@@ -43,7 +43,10 @@ def pokeenv_rate(battles: int, concurrency: int, url: str, index: int) -> float:
             account_configuration=AccountConfiguration.generate(f"bench{name}{index}", rand=True),
             log_level=50,
         )
-        for name, policy in (("M", MaxPowerPolicy(seed=1)), ("R", RandomPolicy(seed=2)))
+        for name, policy in (
+            ("M", make_agent("max_power", seed=1)),
+            ("R", make_agent("random", seed=2)),
+        )
     ]
     start = time.perf_counter()
     asyncio.run(players[0].battle_against(players[1], n_battles=battles))
