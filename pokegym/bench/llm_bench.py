@@ -1,0 +1,185 @@
+"""The model work of an LLM agent's turn, on the offline 0.5B bundle, by scoring vs. generation.
+
+    pokegym bench llm [--quick] [--model qwen-0.5b] [--dtype bfloat16]
+
+The prompt is a real battle's: a seeded Gen 9 OU battle is played (random legal
+moves) until our side has 12 legal actions, and its prompt is rendered with team,
+state, history of the last turns and game knowledge (~1,500 tokens). Measured:
+
+(a) ``choice``: one choice among the 12 legal actions by scoring, cold (no cached
+    prefix; the process has warmed up with one short call);
+(b) one PokéChamp-style turn: one action proposal over the 12 actions, one opponent
+    prediction, 12 leaf evaluations (score buckets 0-9), either
+    - ``score_turn``: choice scoring with prefix reuse, the 12 leaves in one batch, or
+    - ``gen_turn``: the baseline, one free JSON generation per call (14 calls, each
+      computing its whole prompt: no cache).
+
+Leaf texts stand in for the world model's outcome descriptions (same length and
+shape); they affect only what is scored, not how. Times are medians over the
+repetitions; the machine may be shared, so single runs are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+
+def _battle_at_12_actions(seed: int = 7) -> tuple[Any, Any, Any]:
+    from pokegym.actions import ActionCodec
+    from pokegym.backends.sim import SimBattleSession
+    from pokegym.formats import resolve_format
+    from pokegym.showdown.simulator import shared_simulator
+    from pokegym.teams import builtin_pool
+    from pokegym.text import BattlePrompter
+
+    sim = shared_simulator()
+    sim.ensure_running()
+    fmt = resolve_format("gen9ou", simulator=sim)
+    pool = builtin_pool("gen9ou")
+    rng = np.random.default_rng(seed)
+    codec = ActionCodec(fmt.gimmick)
+    prompter = BattlePrompter(history_turns=8, knowledge=True, codec=codec)
+    for attempt in range(20):
+        teams = [pool.sample(rng).text, pool.sample(rng).text]
+        session = SimBattleSession(sim, fmt, teams=teams, seeds=(seed + attempt, 1, 2))
+        prompter.attach(session.battles[0])
+        best = None
+        for _ in range(60):
+            if session.finished:
+                break
+            battle = session.battles[0]
+            if (
+                session.needs_choice(0)
+                and not battle.teampreview
+                and battle.turn >= 8
+                and len(codec.legal_actions(battle)) >= 12
+            ):
+                best = battle
+                break
+            choices = {}
+            for side in (0, 1):
+                if session.needs_choice(side):
+                    view = session.battles[side]
+                    legal = codec.legal_actions(view)
+                    # Prefer moves (no tera) so that the battle keeps 12+ options.
+                    moves = [a for a in legal if a < 4] or legal
+                    choices[side] = codec.to_choice(int(rng.choice(moves)), view)
+            session.choose(choices)
+        if best is not None:
+            return session, best, prompter
+        session.close()
+    raise RuntimeError("no battle state with 12 legal actions was reached")
+
+
+def _leaf_texts(actions: list[Any], opponent: str) -> list[str]:
+    leaves = []
+    for k, action in enumerate(actions):
+        ours = 100 - (17 * k) % 60
+        theirs = (41 * k) % 100
+        leaves.append(
+            f"You choose {action.label}; the opponent chooses {opponent}. Expected result after "
+            f"the turn: your active Pokémon at {ours}% HP, the opposing active Pokémon at "
+            f"{theirs}% HP; no Pokémon fainted."
+        )
+    return leaves
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pokegym bench llm", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one repetition instead of three")
+    parser.add_argument("--model", default="qwen-0.5b")
+    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (1 if args.quick else 3)
+
+    from pokegym.llm import ScoreRequest, make_model
+    from pokegym.text import VALUE_BUCKETS, legal_actions
+
+    session, battle, prompter = _battle_at_12_actions()
+    actions = legal_actions(battle, prompter.codec)[:12]
+    action_messages, actions = prompter.action_prompt(battle, actions)
+    labels = [a.label for a in actions]
+    # The opponent's candidate actions: what it can really do now (its own legal actions),
+    # standing in for the candidates an opponent model would propose from priors.
+    opponent_view = session.battles[1]
+    opponent_labels = [a.label for a in legal_actions(opponent_view, prompter.codec)]
+    opponent_messages, opponent_labels = prompter.opponent_prompt(battle, opponent_labels)
+    leaves = _leaf_texts(actions, opponent_labels[0])
+    value_prompts = [prompter.value_prompt(battle, leaf)[0] for leaf in leaves]
+    json_hint = '\nReply with only a JSON object {"choice": <label>}.'
+
+    start = time.perf_counter()
+    model = make_model(args.model, dtype=args.dtype)
+    load_s = time.perf_counter() - start
+    prompt_tokens = model.count_tokens(action_messages)
+    print(
+        f"model {model.name} ({args.dtype}), loaded in {load_s:.2f} s; battle turn "
+        f"{battle.turn}, prompt {prompt_tokens} tokens, {len(labels)} legal actions, "
+        f"{len(opponent_labels)} opponent options, {len(leaves)} leaves, {repeats} repetition(s)"
+    )
+    session.close()
+    first = time.perf_counter()
+    model.score([{"role": "user", "content": "Warm up."}], ["yes", "no"])
+    print(f"first call after load (warm-up, 4 tokens): {time.perf_counter() - first:.2f} s")
+
+    choice_s, score_s, gen_s = [], [], []
+    score_cost = gen_cost = None
+    for rep in range(repeats):
+        model.clear_cache()
+        t = time.perf_counter()
+        scores = model.score(action_messages, labels)
+        choice_s.append(time.perf_counter() - t)
+
+        model.clear_cache()
+        t = time.perf_counter()
+        proposal = model.score(action_messages, labels)
+        prediction = model.score(opponent_messages, opponent_labels)
+        values = model.score_batch([ScoreRequest(p, VALUE_BUCKETS) for p in value_prompts])
+        score_s.append(time.perf_counter() - t)
+        cost = proposal.cost + prediction.cost
+        for v in values:
+            cost = cost + v.cost
+        score_cost = cost
+
+        t = time.perf_counter()
+        cost = None
+        answers = []
+        for messages in [action_messages, opponent_messages, *value_prompts]:
+            model.clear_cache()
+            asked = [dict(m) for m in messages]
+            asked[-1]["content"] += json_hint
+            completion = model.complete(asked, max_tokens=24)
+            answers.append(completion.text)
+            cost = completion.cost if cost is None else cost + completion.cost
+        gen_s.append(time.perf_counter() - t)
+        gen_cost = cost
+        expected = [round(v.expectation([float(b) for b in VALUE_BUCKETS]), 2) for v in values]
+        print(
+            f"rep {rep + 1}: choice {choice_s[-1]:.2f} s, score turn {score_s[-1]:.2f} s, "
+            f"gen turn {gen_s[-1]:.2f} s; scored choice {labels[scores.best()]!r}, "
+            f"predicted {opponent_labels[prediction.best()]!r}, leaf values {expected[:4]}...; "
+            f"generated answers e.g. {answers[0]!r}, {answers[2]!r}"
+        )
+    assert score_cost is not None and gen_cost is not None
+    print(
+        f"per turn by scoring: {score_cost.calls} calls, {score_cost.tokens_in} tokens computed, "
+        f"{score_cost.cached_tokens} reused from the cache, {score_cost.tokens_out} generated"
+    )
+    print(
+        f"per turn by generation: {gen_cost.calls} calls, {gen_cost.tokens_in} tokens computed, "
+        f"{gen_cost.tokens_out} generated"
+    )
+    choice = statistics.median(choice_s)
+    score_turn = statistics.median(score_s)
+    gen_turn = statistics.median(gen_s)
+    print(
+        f"choice_s={choice:.2f} score_turn_s={score_turn:.2f} gen_turn_s={gen_turn:.2f} "
+        f"speedup={gen_turn / score_turn:.1f}x load_s={load_s:.2f} prompt_tokens={prompt_tokens}"
+    )
+    return 0

@@ -1,0 +1,120 @@
+"""The transformers backend on a tiny random-weights model built in code (real code path)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from llm_helpers import build_tiny_model  # noqa: E402
+
+from pokegym.llm import ScoreRequest, choice_schema, choose, make_model  # noqa: E402
+from pokegym.llm.transformers_backend import TransformersModel  # noqa: E402
+
+PROMPT = [
+    {"role": "system", "content": "You pick moves in a Pokemon battle."},
+    {"role": "user", "content": "Opposing Gholdengo at 62% HP. Your Great Tusk can act."},
+]
+OPTIONS = ["move Headlong Rush", "move Ice Spinner", "switch Kingambit", "x"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> TransformersModel:
+    folder = build_tiny_model(tmp_path_factory.mktemp("tiny"))
+    return TransformersModel(folder, dtype="float32")
+
+
+def naive_logprob(model: TransformersModel, prefix: list[int], option: list[int]) -> float:
+    ids = torch.tensor([prefix + option])
+    with torch.inference_mode():
+        logp = model.model(input_ids=ids).logits[0].float().log_softmax(-1)
+    return float(sum(logp[len(prefix) - 1 + k, option[k]] for k in range(len(option))))
+
+
+def test_scores_equal_full_forward_passes(tiny: TransformersModel) -> None:
+    tiny.clear_cache()
+    scores = tiny.score(PROMPT, OPTIONS)
+    prefix = tiny.tokenize(tiny.render(PROMPT))
+    for option, value, n in zip(OPTIONS, scores.logprobs, scores.n_tokens, strict=True):
+        ids = tiny.tokenize(option)
+        assert n == len(ids)
+        assert value == pytest.approx(naive_logprob(tiny, prefix, ids), abs=1e-3)
+    assert scores.cost.tokens_in == len(prefix) + sum(n - 1 for n in scores.n_tokens)
+    assert scores.cost.calls == 1 and scores.cost.seconds > 0
+
+
+def test_prefix_cache_is_reused_and_changes_nothing(tiny: TransformersModel) -> None:
+    tiny.clear_cache()
+    cold = tiny.score(PROMPT, OPTIONS)
+    warm = tiny.score(PROMPT, OPTIONS)
+    assert warm.cost.cached_tokens == len(tiny.tokenize(tiny.render(PROMPT)))
+    assert warm.logprobs == pytest.approx(cold.logprobs, abs=1e-4)
+    longer = [PROMPT[0], {"role": "user", "content": PROMPT[1]["content"] + " Rain is up."}]
+    extended = tiny.score(longer, OPTIONS)
+    assert extended.cost.cached_tokens > 0
+    assert extended.cost.tokens_in < len(tiny.tokenize(tiny.render(longer)))
+    tiny.clear_cache()
+    fresh = tiny.score(longer, OPTIONS)
+    assert fresh.cost.cached_tokens == 0
+    assert extended.logprobs == pytest.approx(fresh.logprobs, abs=1e-4)
+
+
+def test_score_batch_matches_single_requests(tiny: TransformersModel) -> None:
+    leaves = [
+        ScoreRequest(
+            [
+                PROMPT[0],
+                {"role": "user", "content": PROMPT[1]["content"] + f" Leaf {k}: " + "!" * k},
+            ],
+            ["0", "5", "9", "99"],
+        )
+        for k in range(5)
+    ]
+    tiny.clear_cache()
+    batched = tiny.score_batch(leaves)
+    assert batched[0].cost.calls == 1 and all(s.cost.calls == 0 for s in batched[1:])
+    for request, result in zip(leaves, batched, strict=True):
+        tiny.clear_cache()
+        single = tiny.score(request.prefix, request.options)
+        assert result.logprobs == pytest.approx(single.logprobs, abs=1e-3)
+
+
+def test_generation_is_deterministic_and_seeded(tiny: TransformersModel) -> None:
+    greedy = [tiny.complete(PROMPT, max_tokens=12).text for _ in range(2)]
+    assert greedy[0] == greedy[1]
+    a = tiny.complete(PROMPT, max_tokens=12, temperature=1.0, seed=3)
+    b = tiny.complete(PROMPT, max_tokens=12, temperature=1.0, seed=3)
+    assert a.text == b.text
+    assert a.cost.tokens_out <= 12 and a.cost.calls == 1
+
+
+def test_json_schema_constrains_even_a_random_model(tiny: TransformersModel) -> None:
+    schema = choice_schema(OPTIONS)
+    for seed in range(4):
+        completion = tiny.complete(
+            PROMPT, max_tokens=64, temperature=1.0, seed=seed, json_schema=schema
+        )
+        assert json.loads(completion.text)["choice"] in OPTIONS
+        assert completion.finish_reason == "stop"
+    decision = choose(tiny, PROMPT, OPTIONS, method="generate")
+    assert decision.method == "generate" and decision.option in OPTIONS
+
+
+def test_reasoning_mode_costs_more_and_still_answers(tiny: TransformersModel) -> None:
+    direct = choose(tiny, PROMPT, OPTIONS)
+    reasoned = choose(tiny, PROMPT, OPTIONS, reasoning=True, reasoning_tokens=16)
+    assert direct.reasoning is None and direct.reasoning_cost.calls == 0
+    assert reasoned.reasoning is not None and reasoned.reasoning_cost.tokens_out > 0
+    assert reasoned.cost.calls == 2 and direct.cost.calls == 1
+    assert reasoned.option in OPTIONS
+
+
+def test_make_model_by_backend_name(tiny: TransformersModel, tmp_path) -> None:
+    folder = build_tiny_model(tmp_path / "again")
+    model = make_model(f"transformers:{folder}", dtype="float32")
+    assert model.score(PROMPT, OPTIONS).logprobs == pytest.approx(
+        tiny.score(PROMPT, OPTIONS).logprobs, abs=1e-4
+    )
