@@ -43,7 +43,12 @@ CHECKPOINT_VERSION = 1
 WEIGHTS_NAME = "policy.pt"
 
 DEFAULT_NET_ARCH: dict[str, list[int]] = {"pi": [128, 64], "vf": [128, 64]}
-DEFAULT_FEATURES: dict[str, int] = {"pokemon_dim": 64, "field_dim": 32, "features_dim": 256}
+DEFAULT_FEATURES: dict[str, int] = {
+    "pokemon_dim": 64,
+    "move_dim": 32,
+    "field_dim": 32,
+    "features_dim": 256,
+}
 
 
 class CheckpointError(PokegymError, ValueError):
@@ -99,6 +104,7 @@ def save_policy(policy: Any, path: str | Path, **header: Any) -> Path:
     extractor = policy.features_extractor
     features = {
         "pokemon_dim": extractor.own_pokemon[-2].out_features,
+        "move_dim": extractor.active_moves[-2].out_features,
         "field_dim": extractor.field[-2].out_features,
         "features_dim": extractor.features_dim,
     }

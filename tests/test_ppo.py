@@ -277,3 +277,47 @@ def test_cli_rejects_bad_options(capsys):
     assert main(["--curriculum", "random@0.5"]) == 2
     with pytest.raises(SystemExit):
         main(["--no-such-option"])
+
+
+@pytest.mark.timeout(120)
+def test_self_play_through_the_two_player_env(tmp_path):
+    from train.selfplay import SelfPlayEnv, network_player
+
+    policy = build_policy({"pi": [16], "vf": [16]}, {"pokemon_dim": 8, "field_dim": 4,
+                                                     "features_dim": 16})  # fmt: skip
+    frozen = network_player(PolicyNetwork.from_policy(policy))
+    seen: list[np.ndarray] = []
+
+    def opponent(obs, rng):
+        seen.append(obs["action_mask"].copy())
+        action = frozen(obs, rng)
+        assert obs["action_mask"][action] == 1
+        return action
+
+    env = SelfPlayEnv("gen9randombattle", opponent=opponent, reward="shaped")
+    try:
+        rng = np.random.default_rng(0)
+        obs, info = env.reset(seed=2)
+        done, steps = False, 0
+        while not done:
+            mask = obs["action_mask"]
+            assert not mask[14] and mask.any()  # the learner never has to wait
+            assert (env.action_masks() == mask.astype(bool)).all()
+            obs, reward, terminated, truncated, info = env.step(rng.choice(np.flatnonzero(mask)))
+            assert np.isfinite(reward)
+            done, steps = terminated or truncated, steps + 1
+        assert info["battle"].finished and "is_success" in info
+        assert len(seen) >= steps  # the frozen policy answered every turn (and its waits)
+        assert any(m[14] and m.sum() == 1 for m in seen) or len(seen) == steps
+    finally:
+        env.close()
+    # A short training run mixing the vector env with two two-player battles.
+    out = tmp_path / "mixed"
+    summary = train(
+        PPOConfig(
+            out=str(out),
+            seed=1,
+            **{**SHORT, "steps": 192, "self_play_envs": 2, "checkpoint_every": 0},
+        )
+    )
+    assert summary["steps"] >= 192 and (out / "policy.pt").is_file()

@@ -92,6 +92,9 @@ class PPOConfig:
     """Steps between two snapshots."""
     max_snapshots: int = 5
     """Snapshots kept (the oldest is dropped)."""
+    self_play_envs: int = 0
+    """Extra battles, besides ``n_envs``, played in the two-player env against snapshots
+    from the start (the first battles face the learner's own current weights)."""
     eval_every: int = 100_000
     """Steps between two arena evaluations (0: only at the end)."""
     eval_battles: int = 100
@@ -126,6 +129,8 @@ class PPOConfig:
     """Hidden layers of the policy and value heads (comma-separated)."""
     pokemon_dim: int = 64
     """Embedding size of one Pokémon in the features extractor."""
+    move_dim: int = 32
+    """Embedding size of one of the active Pokémon's moves in the features extractor."""
     field_dim: int = 32
     """Embedding size of the field in the features extractor."""
     features_dim: int = 256
@@ -146,11 +151,13 @@ class PPOConfig:
             raise ValueError("replay and self_play are shares in [0, 1)")
         if self.replay + self.self_play >= 1:
             raise ValueError("replay + self_play must leave battles for the current stage")
-        rollout = self.n_steps * self.n_envs
+        if self.self_play_envs < 0:
+            raise ValueError("self_play_envs must be 0 or more")
+        rollout = self.n_steps * (self.n_envs + self.self_play_envs)
         if self.batch_size > rollout:
             raise ValueError(
                 f"batch_size {self.batch_size} is larger than a rollout "
-                f"(n_steps * n_envs = {rollout}); lower it or raise n_steps."
+                f"(n_steps * (n_envs + self_play_envs) = {rollout}); lower it or raise n_steps."
             )
         parse_curriculum(self.curriculum)
         self.hidden_layers()
@@ -169,6 +176,7 @@ class PPOConfig:
     def features(self) -> dict[str, int]:
         return {
             "pokemon_dim": self.pokemon_dim,
+            "move_dim": self.move_dim,
             "field_dim": self.field_dim,
             "features_dim": self.features_dim,
         }
@@ -223,6 +231,8 @@ class OpponentMixture:
         self.config = config
         self.stages = parse_curriculum(config.curriculum)
         self.snapshots: list[tuple[str, PolicyNetwork]] = []
+        #: The policy being trained (set once the model exists).
+        self.live: PolicyNetwork | None = None
         self.stage = 0
         self.update(0)
 
@@ -262,6 +272,31 @@ class OpponentMixture:
     def add_snapshot(self, name: str, network: PolicyNetwork) -> None:
         self.snapshots.append((name, network))
         del self.snapshots[: -self.config.max_snapshots]
+
+    def pick_snapshot(self, rng: np.random.Generator) -> PolicyNetwork | None:
+        """A snapshot drawn uniformly (the live policy while there is none)."""
+        if not self.snapshots:
+            return self.live
+        return self.snapshots[int(rng.integers(len(self.snapshots)))][1]
+
+
+class SnapshotPlayer:
+    """``player_1`` of a :class:`~train.selfplay.SelfPlayEnv`: one snapshot per battle."""
+
+    def __init__(self, mixture: OpponentMixture):
+        self.mixture = mixture
+        self.network: PolicyNetwork | None = None
+
+    def new_battle(self, rng: np.random.Generator) -> None:
+        self.network = self.mixture.pick_snapshot(rng)
+
+    def __call__(self, obs: dict[str, np.ndarray], rng: np.random.Generator) -> int:
+        from train.selfplay import network_player
+
+        network = self.network or self.mixture.pick_snapshot(rng)
+        if network is None:
+            raise RuntimeError("No policy to play self-play battles with yet.")
+        return network_player(network)(obs, rng)
 
 
 class CurriculumOpponent:
@@ -421,7 +456,7 @@ def _callback_class() -> type:
                 for i in np.flatnonzero(dones):
                     info = self.locals["infos"][i]
                     if "is_success" in info:
-                        name = self.opponents[i].finished
+                        name = self.opponents[i].finished if i < len(self.opponents) else SELF_PLAY
                         if name.startswith(SELF_PLAY):
                             name = SELF_PLAY
                         self.results.setdefault(name, []).append(float(info["is_success"]))
@@ -555,7 +590,8 @@ def make_model(config: PPOConfig, venv: Any) -> Any:
 
 
 def make_vec_env(config: PPOConfig) -> tuple[Any, OpponentMixture, list[CurriculumOpponent]]:
-    """The SB3 vector env of a config: battles against curriculum opponents."""
+    """The SB3 vector env of a config: ``n_envs`` battles against curriculum opponents
+    in the pipelined vector env, then ``self_play_envs`` two-player-env battles."""
     from pokegym.sb3 import to_sb3
     from pokegym.vector import ShowdownVectorEnv
 
@@ -571,7 +607,23 @@ def make_vec_env(config: PPOConfig) -> tuple[Any, OpponentMixture, list[Curricul
     opponents = [CurriculumOpponent(mixture) for _ in range(config.n_envs)]
     for slot, opponent in zip(env.slots, opponents, strict=True):
         slot.opponent = opponent
-    return to_sb3(env), mixture, opponents
+    venv = to_sb3(env)
+    if config.self_play_envs > 0:
+        from stable_baselines3.common.vec_env import DummyVecEnv
+
+        from train.selfplay import SelfPlayEnv, concat_vec_envs
+
+        def make_one() -> SelfPlayEnv:
+            return SelfPlayEnv(
+                config.battle_format,
+                opponent=SnapshotPlayer(mixture),
+                battle_info=False,
+                reward=config.reward,
+            )
+
+        two_player = DummyVecEnv([make_one for _ in range(config.self_play_envs)])
+        venv = concat_vec_envs([venv, two_player])
+    return venv, mixture, opponents
 
 
 def train(config: PPOConfig) -> dict[str, Any]:
@@ -587,6 +639,7 @@ def train(config: PPOConfig) -> dict[str, Any]:
     began = time.perf_counter()
     try:
         model = make_model(config, venv)
+        mixture.live = PolicyNetwork(model.policy, {"live": True})
         callback = _callback_class()(config, mixture, opponents)
         model.learn(total_timesteps=config.steps, callback=callback, tb_log_name="ppo")
         steps = int(model.num_timesteps)
