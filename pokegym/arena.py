@@ -128,6 +128,12 @@ class ArenaResult:
         return [Game(b.p1, b.p2, b.winner) for b in self.battles]
 
     def record(self, agent: str, against: str | None = None) -> dict[str, int]:
+        for name in (agent, against):
+            if name is not None and name not in self.agents:
+                raise KeyError(
+                    f"No agent named {name!r} in this tournament (agents: "
+                    f"{', '.join(self.agents)}); use the name without options."
+                )
         wins = losses = ties = timeouts = 0
         for b in self.battles:
             if agent not in (b.p1, b.p2):

@@ -1,0 +1,134 @@
+"""``minimax``: the simultaneous-move search of :mod:`policies.search` with heuristic roles.
+
+Each decision builds the world-model state from the live battle (the opponent's hidden
+sets from the modal set of the priors), asks the one-step lookahead for our candidates and
+the opponent's (the paper's "always add the lookahead's move and the best switch"), and
+scores leaves with :class:`~policies.search.HeuristicEvaluator`. It is the PokéChamp agent
+without a language model — the "heuristic evaluator" ablation — and the frame that the
+LLM and distilled agents fill with other roles (override :meth:`MinimaxPolicy.roles`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from poke_env.battle import AbstractBattle
+from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
+
+from pokegym.world.data import Dex, load_dex, to_id
+from pokegym.world.priors import belief_for
+from pokegym.world.state import BattleState, state_from_battle
+from pokegym.world.transition import Action, TransitionModel
+from policies.base import Policy
+from policies.search import (
+    Evaluator,
+    HeuristicEvaluator,
+    LookaheadProposer,
+    MinimaxSearch,
+    Proposer,
+)
+
+# Seconds kept in hand before the deadline for building the order and sending it.
+DEADLINE_MARGIN = 0.25
+
+
+class MinimaxPolicy(Policy):
+    """Depth-``depth`` maximin over ``width`` × ``opponent_width`` joint actions per turn.
+
+    Args:
+        depth: full turns searched (iterative deepening: 1, then 2, ...).
+        width: our candidates per node; opponent_width: the opponent's.
+        time_limit: seconds per decision (the search is anytime: it returns the deepest
+            completed answer, at worst the lookahead's move, before this).
+        tera: allow Terastallization among our candidates.
+    """
+
+    name = "minimax"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        depth: int = 2,
+        width: int = 4,
+        opponent_width: int = 4,
+        time_limit: float = 10.0,
+        tera: bool = True,
+    ):
+        super().__init__(seed)
+        if time_limit <= 0:
+            raise ValueError("time_limit must be positive (seconds per decision)")
+        self.depth = int(depth)
+        self.width = int(width)
+        self.opponent_width = int(opponent_width)
+        self.time_limit = float(time_limit)
+        self.tera = bool(tera)
+        self._models: dict[int, TransitionModel] = {}
+        self.last_search: MinimaxSearch | None = None
+
+    # ------------------------------------------------------------------ roles
+    def model(self, gen: int) -> TransitionModel:
+        model = self._models.get(gen)
+        if model is None:
+            model = self._models[gen] = TransitionModel(load_dex(gen))
+        return model
+
+    def roles(
+        self, battle: AbstractBattle, model: TransitionModel
+    ) -> tuple[Proposer, Proposer, Evaluator]:
+        """(our proposer, the opponent model, the leaf evaluator) for this decision."""
+        return (
+            LookaheadProposer(model, self.width),
+            LookaheadProposer(model, self.opponent_width),
+            HeuristicEvaluator(model),
+        )
+
+    # ---------------------------------------------------------------- choice
+    def state(self, battle: AbstractBattle, dex: Dex) -> BattleState:
+        determinization = belief_for(battle).modal_determinization()
+        state = state_from_battle(battle, determinization, dex)
+        seen = len(state.sides[1].mons)
+        size = max(len(battle.opponent_team), _team_size(battle))
+        state.notes = {"unseen": max(0, size - seen)}
+        return state
+
+    def choose(self, battle: AbstractBattle) -> BattleOrder:
+        started = time.monotonic()
+        orders = _root_orders(battle, self.tera)
+        if not orders:
+            return DefaultBattleOrder()
+        if len(orders) == 1 or battle.opponent_active_pokemon is None:
+            return next(iter(orders.values()))
+        model = self.model(battle.gen)
+        state = self.state(battle, model.dex)
+        proposer, opponent, evaluator = self.roles(battle, model)
+        search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth)
+        self.last_search = search
+        actions = list(orders)
+        fallback = proposer.propose(state, 0, actions)[:1]
+        deadline = started + max(0.0, self.time_limit - DEADLINE_MARGIN)
+        action = search.search(
+            state, actions, deadline=deadline, fallback=fallback[0] if fallback else None
+        )
+        return orders[action]
+
+
+def _team_size(battle: AbstractBattle) -> int:
+    size = getattr(battle, "_team_size", None) or {}
+    role = getattr(battle, "opponent_role", None)
+    if isinstance(size, dict) and role in size:
+        return int(size[role])
+    return 6
+
+
+def _root_orders(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder]:
+    """Our legal actions at the root, from the battle's request, with their orders."""
+    orders: dict[Action, BattleOrder] = {}
+    for move in battle.available_moves:
+        orders[("move", to_id(move.id), False)] = SingleBattleOrder(move)
+        if tera and battle.can_tera:
+            orders[("move", to_id(move.id), True)] = SingleBattleOrder(move, terastallize=True)
+    index = {id(mon): i for i, mon in enumerate(battle.team.values())}
+    for mon in battle.available_switches:
+        if id(mon) in index:
+            orders[("switch", index[id(mon)], False)] = SingleBattleOrder(mon)
+    return orders

@@ -1,0 +1,447 @@
+"""Depth-K simultaneous-move minimax over the world model (the PokéChamp search, generalised).
+
+A turn is simultaneous: both players choose, then the turn resolves. At a node with
+state ``s`` the search asks three roles for their opinion, each a small protocol so that
+any source can fill it (heuristics, a language model, a value network, a memory):
+
+* a **proposer** gives our candidate actions ``A`` (the one-step lookahead's best move and
+  best switch are always added, as in the paper);
+* an **opponent model** gives the opponent's candidate actions ``B``;
+* an **evaluator** scores leaf states: our chance to win, in [0, 1].
+
+The world model's ``step(s, a, b)`` gives the next state of every joint action, and the
+backup is the maximin over pure strategies::
+
+    V(s, 0) = evaluator(s)                           (or 1 / 0 / ½ when the battle is over)
+    V(s, k) = max_{a in A(s)}  min_{b in B(s)}  V(step(s, a, b), k - 1)
+
+that is, the best action against the opponent's best reply to it — never a max over the
+opponent's replies. Every child is a new state (the transition model never edits the
+state it is given), so siblings never share a mutable object.
+
+The search is **anytime**: it first computes the lookahead's move (a legal answer at
+once), then searches depth 1, 2, … up to ``depth`` (iterative deepening); an iteration
+that runs past the deadline is abandoned and the deepest completed one decides. Leaf
+evaluations are batched per node (one ``evaluate`` call for a node's whole grid of
+children) and cached within a decision. The tree of the last decision (candidates, their
+values, the principal line) is kept in :attr:`MinimaxSearch.last_tree` for inspection.
+
+Opponent Pokémon never seen are not in the world-model state; ``state.notes["unseen"]``
+counts them, and a battle is only won in the search when none are left.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pokegym.world.lookahead import one_step_lookahead
+from pokegym.world.state import BattleState
+from pokegym.world.transition import Action, TransitionModel
+
+PASS: Action = ("pass", None, False)
+
+
+class Proposer(Protocol):
+    """Candidate actions for ``side`` at ``state``, best first (a subset of ``legal``)."""
+
+    def propose(self, state: BattleState, side: int, legal: list[Action]) -> list[Action]: ...
+
+
+class Evaluator(Protocol):
+    """Side 0's chance to win from each state, in [0, 1] (states are not finished)."""
+
+    def evaluate(self, states: Sequence[BattleState]) -> list[float]: ...
+
+
+class SearchTimeout(Exception):
+    """Raised inside the search when the deadline has passed (the iteration is dropped)."""
+
+
+def terminal_value(state: BattleState) -> float | None:
+    """1 / 0 / ½ when the battle is over for side 0, else None."""
+    ours = bool(state.sides[0].alive())
+    theirs = bool(state.sides[1].alive()) or int(state.notes.get("unseen", 0)) > 0
+    if ours and theirs:
+        return None
+    if ours:
+        return 1.0
+    if theirs:
+        return 0.0
+    return 0.5
+
+
+def legal_actions(model: TransitionModel, state: BattleState, side: int) -> list[Action]:
+    """The model's legal actions, or a single pass when the side cannot act."""
+    actions = model.legal_actions(state, side)
+    return actions or [PASS]
+
+
+# ------------------------------------------------------------------ heuristics
+@dataclass
+class HeuristicEvaluator:
+    """A hand-written value: material and position, squashed to a win chance.
+
+    ``score = Σ ours HP fraction − Σ theirs HP fraction`` (Pokémon not yet seen count as
+    full HP) ``+ boost_weight · (net positive boosts of our active − of theirs)``
+    ``− status_weight · (statused Pokémon of ours − of theirs)``
+    ``− hazard_weight · (hazard layers on our side · our Pokémon left − on theirs · theirs)``,
+    then ``1 / (1 + exp(−scale · score))``. HP is the main term; the others break ties
+    between states of equal material the way a player would.
+    """
+
+    model: TransitionModel | None = None
+    scale: float = 1.2
+    boost_weight: float = 0.08
+    status_weight: float = 0.12
+    hazard_weight: float = 0.03
+    duel_weight: float = 0.35
+
+    def value(self, state: BattleState) -> float:
+        done = terminal_value(state)
+        if done is not None:
+            return done
+        ours, theirs = state.sides
+        score = sum(m.hp_fraction for m in ours.mons if m.hp > 0)
+        score -= sum(m.hp_fraction for m in theirs.mons if m.hp > 0)
+        score -= float(state.notes.get("unseen", 0))
+        score += self.boost_weight * (_boost_sum(ours) - _boost_sum(theirs))
+        score -= self.status_weight * (_statused(ours) - _statused(theirs))
+        score -= self.hazard_weight * (
+            _hazard_layers(ours) * len(ours.alive()) - _hazard_layers(theirs) * len(theirs.alive())
+        )
+        if self.model is not None:
+            score += self.duel_weight * self.duel(state)
+        return 1.0 / (1.0 + math.exp(-self.scale * score))
+
+    def duel(self, state: BattleState) -> float:
+        """Who wins the fight between the two actives, in [-1, 1] (side 0's view).
+
+        The expected turns each needs to KO the other with its best move (misses
+        counted), the faster side winning a tie; scaled by the HP at stake.
+        """
+        ours, theirs = state.sides[0].active_mon, state.sides[1].active_mon
+        if ours.hp <= 0 or theirs.hp <= 0:
+            return 0.0
+        model = self.model
+        assert model is not None
+        t_ours = _fastest_ko(model, state, 0)
+        t_theirs = _fastest_ko(model, state, 1)
+        if math.isinf(t_ours) and math.isinf(t_theirs):
+            return 0.0
+        faster = (model.speed(state, 0) > model.speed(state, 1)) != (state.trick_room > 0)
+        if t_ours < t_theirs or (t_ours == t_theirs and faster):
+            return theirs.hp_fraction
+        return -ours.hp_fraction
+
+    def evaluate(self, states: Sequence[BattleState]) -> list[float]:
+        return [self.value(s) for s in states]
+
+
+def _fastest_ko(model: TransitionModel, state: BattleState, side: int) -> float:
+    """Expected turns for ``side``'s active to KO the other with its best move."""
+    attacker = state.sides[side].active_mon
+    defender = state.sides[1 - side].active_mon
+    best = math.inf
+    for move in attacker.moves:
+        entry = model.dex.moves.get(move)
+        if entry is None or entry.get("category", "Status") == "Status":
+            continue
+        result = model.damage(state, side, move)
+        if result is None or result.expected <= 0:
+            continue
+        accuracy = model.accuracy(state, attacker, defender, entry)
+        if accuracy <= 0:
+            continue
+        best = min(best, math.ceil(defender.hp / result.expected) / accuracy)
+    return best
+
+
+def _boost_sum(side: Any) -> float:
+    mon = side.active_mon
+    if mon.hp <= 0:
+        return 0.0
+    atk, _, spa, _, spe = mon.boosts[:5]
+    return max(atk, spa) + 0.5 * spe + 0.25 * (mon.boosts[1] + mon.boosts[3])
+
+
+def _statused(side: Any) -> int:
+    return sum(1 for m in side.mons if m.hp > 0 and m.status)
+
+
+def _hazard_layers(side: Any) -> int:
+    return int(side.stealth_rock) + side.spikes + side.toxic_spikes + int(side.sticky_web)
+
+
+@dataclass
+class LookaheadProposer:
+    """The one-step lookahead's view of the actions of ``side``, best first.
+
+    Moves ranked by expected turns to KO (then damage), the plain move before its Tera
+    version; then switches ranked by the lookahead's switch score. At most ``width``
+    actions, always including the best move and (when there is one) the best switch.
+    Status moves the lookahead cannot value are kept after the attacks.
+    """
+
+    model: TransitionModel
+    width: int = 4
+
+    def propose(self, state: BattleState, side: int, legal: list[Action]) -> list[Action]:
+        if len(legal) <= 1:
+            return list(legal)
+        view = state if side == 0 else _swap_sides(state)
+        look = one_step_lookahead(self.model, view, names={})
+        legal_set = set(legal)
+        scored: list[tuple[tuple[float, ...], Action]] = []
+        plain = {hit.move: hit for hit in look.matchup(False, False).ours}
+        for we_tera in (False, True):
+            for hit in look.matchup(we_tera, False).ours:
+                action: Action = ("move", hit.move, we_tera)
+                if action not in legal_set:
+                    continue
+                if we_tera and not hit.expected_turns < plain[hit.move].expected_turns:
+                    continue  # Tera is a candidate only where it KOs sooner
+                scored.append(((hit.expected_turns, -hit.expected, int(we_tera)), action))
+        moves = [a for _, a in sorted(scored, key=lambda item: item[0])]
+        switch_rank = sorted(
+            look.switches,
+            key=lambda s: (-(min(s.their_turns_to_ko, 9) - min(s.our_turns_to_ko, 9)),
+                           -s.hp_fraction),
+        )  # fmt: skip
+        switches = [("switch", s.index, False) for s in switch_rank]
+        switches = [a for a in switches if a in legal_set]
+        chosen: list[Action] = []
+        if moves:
+            chosen.append(moves[0])
+        if switches:
+            chosen.append(switches[0])
+        for action in moves[1:] + switches[1:] + [a for a in legal if a not in chosen]:
+            if len(chosen) >= self.width:
+                break
+            if action not in chosen:
+                chosen.append(action)
+        return chosen
+
+
+def _swap_sides(state: BattleState) -> BattleState:
+    swapped = state.copy()
+    swapped.sides.reverse()
+    return swapped
+
+
+# ------------------------------------------------------------------- search
+@dataclass
+class SearchTree:
+    """What the last decision looked at."""
+
+    depth_completed: int = 0
+    candidates: list[Action] = field(default_factory=list)
+    replies: list[Action] = field(default_factory=list)
+    values: dict[Action, float] = field(default_factory=dict)  # min over replies, per candidate
+    worst_reply: dict[Action, Action] = field(default_factory=dict)
+    chosen: Action | None = None
+    principal_line: list[tuple[Action, Action]] = field(default_factory=list)
+    nodes: int = 0
+    evaluations: int = 0
+    seconds: float = 0.0
+    timed_out: bool = False
+
+    def summary(self) -> str:
+        lines = [f"depth {self.depth_completed}, {self.nodes} nodes, {self.evaluations} "
+                 f"evaluations, {self.seconds * 1e3:.1f} ms" + (" (deadline)" if self.timed_out
+                                                              else "")]  # fmt: skip
+        for action, value in sorted(self.values.items(), key=lambda kv: -kv[1]):
+            mark = "*" if action == self.chosen else " "
+            lines.append(f" {mark} {_label(action)}: {value:.3f} "
+                         f"(worst reply {_label(self.worst_reply.get(action))})")  # fmt: skip
+        return "\n".join(lines)
+
+
+def _label(action: Action | None) -> str:
+    if action is None:
+        return "-"
+    kind, arg, tera = action
+    if kind == "switch":
+        return f"switch {arg}"
+    if kind == "pass":
+        return "pass"
+    return f"{arg}{' +tera' if tera else ''}"
+
+
+class MinimaxSearch:
+    """Iterative-deepening maximin over joint actions (see the module docstring).
+
+    Args:
+        model: the transition model (expected mode keeps each child a single state).
+        proposer: our candidates; opponent: the opponent's candidates (a Proposer asked
+            for side 1); evaluator: leaf values.
+        depth: full turns to look ahead.
+        key: what makes two leaf states the same for the evaluation cache (default:
+            :func:`state_key`, everything the transition model reads).
+    """
+
+    def __init__(
+        self,
+        model: TransitionModel,
+        proposer: Proposer,
+        opponent: Proposer,
+        evaluator: Evaluator,
+        depth: int = 2,
+        key: Callable[[BattleState], Hashable] | None = None,
+    ):
+        if depth < 1:
+            raise ValueError("depth must be at least 1 (full turns)")
+        self.model = model
+        self.proposer = proposer
+        self.opponent = opponent
+        self.evaluator = evaluator
+        self.depth = depth
+        self.key = key or state_key
+        self.last_tree = SearchTree()
+        self._deadline = math.inf
+        self._cache: dict[Hashable, float] = {}
+        self._tree = SearchTree()
+
+    # ------------------------------------------------------------------ public
+    def search(
+        self,
+        state: BattleState,
+        our_actions: list[Action],
+        *,
+        deadline: float = math.inf,
+        fallback: Action | None = None,
+    ) -> Action:
+        """The action to play at ``state`` among ``our_actions`` (legal at the root).
+
+        ``deadline`` is a ``time.monotonic()`` instant; ``fallback`` is returned when not
+        even depth 1 finishes in time (default: the first candidate).
+        """
+        if not our_actions:
+            raise ValueError("no legal action to search over")
+        start = time.monotonic()
+        self._deadline = deadline
+        self._cache = {}
+        tree = self._tree = SearchTree()
+        candidates = self._candidates(self.proposer, state, 0, our_actions)
+        if fallback is not None and fallback in our_actions and fallback not in candidates:
+            candidates.append(fallback)
+        tree.candidates = candidates
+        best = fallback if fallback in our_actions else candidates[0]
+        tree.chosen = best
+        try:
+            for depth in range(1, self.depth + 1):
+                values, replies, worst = self._root(state, candidates, depth)
+                tree.values, tree.replies, tree.worst_reply = values, replies, worst
+                best = max(candidates, key=lambda a: (values[a], -candidates.index(a)))
+                tree.chosen = best
+                tree.depth_completed = depth
+        except SearchTimeout:
+            tree.timed_out = True
+        tree.principal_line = self._principal_line(state, best, tree)
+        tree.seconds = time.monotonic() - start
+        self.last_tree = tree
+        return best
+
+    def value(self, state: BattleState, depth: int) -> float:
+        """The backed-up value of ``state`` searched ``depth`` full turns (no deadline)."""
+        self._deadline = math.inf
+        self._cache = {}
+        self._tree = SearchTree()
+        return self._value(state, depth)
+
+    # ---------------------------------------------------------------- internals
+    def _check(self) -> None:
+        if time.monotonic() > self._deadline:
+            raise SearchTimeout
+
+    def _candidates(
+        self, role: Proposer, state: BattleState, side: int, legal: list[Action]
+    ) -> list[Action]:
+        proposed = [a for a in role.propose(state, side, legal) if a in legal]
+        return list(dict.fromkeys(proposed)) or list(legal[:1])
+
+    def _root(
+        self, state: BattleState, candidates: list[Action], depth: int
+    ) -> tuple[dict[Action, float], list[Action], dict[Action, Action]]:
+        replies = self._candidates(self.opponent, state, 1, legal_actions(self.model, state, 1))
+        grid = self._grid(state, candidates, replies, depth)
+        values: dict[Action, float] = {}
+        worst: dict[Action, Action] = {}
+        for a in candidates:
+            row = [(grid[(a, b)], b) for b in replies]
+            value, reply = min(row, key=lambda item: item[0])
+            values[a], worst[a] = value, reply
+        return values, replies, worst
+
+    def _grid(
+        self, state: BattleState, ours: list[Action], theirs: list[Action], depth: int
+    ) -> dict[tuple[Action, Action], float]:
+        """Values of every joint action's child, leaves evaluated in one batch."""
+        children: dict[tuple[Action, Action], BattleState] = {}
+        for a in ours:
+            for b in theirs:
+                self._check()
+                children[(a, b)] = self.model.step(state, a, b)
+                self._tree.nodes += 1
+        values: dict[tuple[Action, Action], float] = {}
+        pending: list[tuple[tuple[Action, Action], BattleState, Hashable]] = []
+        for joint, child in children.items():
+            done = terminal_value(child)
+            if done is not None:
+                values[joint] = done
+            elif depth > 1:
+                values[joint] = self._value(child, depth - 1)
+            else:
+                key = self.key(child)
+                cached = self._cache.get(key)
+                if cached is None:
+                    pending.append((joint, child, key))
+                else:
+                    values[joint] = cached
+        if pending:
+            self._check()
+            scores = self.evaluator.evaluate([child for _, child, _ in pending])
+            if len(scores) != len(pending):
+                raise ValueError(
+                    f"the evaluator returned {len(scores)} values for {len(pending)} states"
+                )
+            self._tree.evaluations += len(pending)
+            for (joint, _, key), score in zip(pending, scores, strict=True):
+                value = min(1.0, max(0.0, float(score)))
+                self._cache[key] = value
+                values[joint] = value
+        return values
+
+    def _value(self, state: BattleState, depth: int) -> float:
+        done = terminal_value(state)
+        if done is not None:
+            return done
+        if depth == 0:
+            return self.evaluator.evaluate([state])[0]
+        ours = self._candidates(self.proposer, state, 0, legal_actions(self.model, state, 0))
+        theirs = self._candidates(self.opponent, state, 1, legal_actions(self.model, state, 1))
+        grid = self._grid(state, ours, theirs, depth)
+        return max(min(grid[(a, b)] for b in theirs) for a in ours)
+
+    def _principal_line(
+        self, state: BattleState, best: Action, tree: SearchTree
+    ) -> list[tuple[Action, Action]]:
+        reply = tree.worst_reply.get(best)
+        return [(best, reply)] if reply is not None else []
+
+
+def state_key(state: BattleState) -> tuple[Any, ...]:
+    """A hashable summary of everything the transition model reads (for caching)."""
+    parts: list[Any] = [state.weather, state.weather_turns, state.terrain, state.terrain_turns,
+                        state.trick_room, state.gravity]  # fmt: skip
+    for side in state.sides:
+        parts.append((side.active, side.stealth_rock, side.spikes, side.toxic_spikes,
+                      side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
+                      side.tailwind, side.tera_used))  # fmt: skip
+        for m in side.mons:
+            parts.append((m.species, round(m.hp, 3), m.status, m.status_turns, m.boosts, m.item,
+                          m.terastallized, m.choice_lock, m.protect_streak))  # fmt: skip
+    return tuple(parts)

@@ -1,0 +1,188 @@
+"""The simultaneous-move minimax: backup rule on hand-built trees with known answers,
+node independence on the real world model, the deadline, and real battles."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pokegym.arena import ArenaConfig, run_arena
+from pokegym.world.data import load_dex
+from pokegym.world.sets import compute_stats
+from pokegym.world.state import BattleState, MonState, SideState
+from pokegym.world.transition import TransitionModel
+from policies.search import HeuristicEvaluator, LookaheadProposer, MinimaxSearch
+
+
+# --------------------------------------------------------------- hand-built trees
+def tree_state(path=()):
+    """A live battle state that only carries the path of joint actions taken so far."""
+    mon = MonState("pikachu", 50, ("Electric",), (100, 50, 50, 50, 50, 50), 100.0)
+    other = MonState("eevee", 50, ("Normal",), (100, 50, 50, 50, 50, 50), 100.0)
+    return BattleState(sides=[SideState([mon]), SideState([other])], notes={"path": path})
+
+
+class TreeModel:
+    """A game tree as a world model: a state is its path; actions are labels."""
+
+    def __init__(self, ours, theirs):
+        self.ours, self.theirs = ours, theirs
+        self.steps = 0
+
+    def legal_actions(self, state, side):
+        return list(self.ours if side == 0 else self.theirs)
+
+    def step(self, state, a, b):
+        self.steps += 1
+        return tree_state(state.notes["path"] + ((a, b),))
+
+
+class Fixed:
+    def __init__(self, actions):
+        self.actions = actions
+
+    def propose(self, state, side, legal):
+        return [a for a in self.actions if a in legal]
+
+
+class TableEvaluator:
+    """Leaf values from a table keyed by the path of joint-action labels."""
+
+    def __init__(self, table, delay=0.0):
+        self.table, self.delay, self.batches = table, delay, []
+
+    def evaluate(self, states):
+        time.sleep(self.delay)
+        self.batches.append(len(states))
+        return [self.table[tuple((a[1], b[1]) for a, b in s.notes["path"])] for s in states]
+
+
+A1, A2 = ("move", "a1", False), ("move", "a2", False)
+B1, B2 = ("move", "b1", False), ("move", "b2", False)
+
+
+def search_for(table, depth):
+    model = TreeModel([A1, A2], [B1, B2])
+    evaluator = TableEvaluator(table)
+    search = MinimaxSearch(model, Fixed([A1, A2]), Fixed([B1, B2]), evaluator, depth=depth,
+                           key=lambda s: s.notes["path"])  # fmt: skip
+    return search, evaluator, model
+
+
+def test_depth_one_backs_up_max_over_ours_of_min_over_theirs():
+    table = {(("a1", "b1"),): 0.9, (("a1", "b2"),): 0.1, (("a2", "b1"),): 0.4, (("a2", "b2"),): 0.5}
+    search, evaluator, _ = search_for(table, depth=1)
+    assert search.search(tree_state(), [A1, A2]) == A2  # max-max would pick a1 (0.9)
+    tree = search.last_tree
+    assert tree.values == {A1: 0.1, A2: 0.4}
+    assert tree.worst_reply == {A1: B2, A2: B1}
+    assert evaluator.batches == [4]  # the node's four leaves in one call
+    assert search.value(tree_state(), 1) == pytest.approx(0.4)
+
+
+def test_depth_two_known_answer():
+    # Leaves two turns down. After (a1, *) the position is good for us only if we then
+    # play a1 again; after (a2, *) it is mediocre whatever happens.
+    table = {}
+    for first in (("a1", "b1"), ("a1", "b2")):
+        for second, value in ((("a1", "b1"), 0.8), (("a1", "b2"), 0.7),
+                              (("a2", "b1"), 0.2), (("a2", "b2"), 0.9)):  # fmt: skip
+            table[(first, second)] = value
+    for first in (("a2", "b1"), ("a2", "b2")):
+        for second, value in ((("a1", "b1"), 0.6), (("a1", "b2"), 0.65),
+                              (("a2", "b1"), 0.5), (("a2", "b2"), 0.3)):  # fmt: skip
+            table[(first, second)] = value
+    table.update({(first,): 0.5 for first, _ in table})  # depth 1 of iterative deepening
+    search, _, model = search_for(table, depth=2)
+    # V(after a1, ·) = max(min(.8, .7), min(.2, .9)) = .7
+    # V(after a2, ·) = max(min(.6, .65), min(.5, .3)) = .6
+    assert search.search(tree_state(), [A1, A2]) == A1
+    assert search.last_tree.values == {A1: pytest.approx(0.7), A2: pytest.approx(0.6)}
+    assert search.last_tree.depth_completed == 2
+    assert model.steps == 4 + 16 + 4  # depth 1 then depth 2 (iterative deepening)
+
+
+def test_deadline_returns_the_deepest_completed_answer_in_time():
+    table = {(("a1", "b1"),): 0.2, (("a1", "b2"),): 0.3, (("a2", "b1"),): 0.6, (("a2", "b2"),): 0.7}
+
+    class Slow(TableEvaluator):
+        def evaluate(self, states):
+            time.sleep(self.delay)
+            self.batches.append(len(states))
+            paths = [tuple((a[1], b[1]) for a, b in s.notes["path"]) for s in states]
+            return [self.table.get(path, 0.5) for path in paths]
+
+    model = TreeModel([A1, A2], [B1, B2])
+    search = MinimaxSearch(model, Fixed([A1, A2]), Fixed([B1, B2]), Slow(table, delay=0.2),
+                           depth=3, key=lambda s: s.notes["path"])  # fmt: skip
+    start = time.monotonic()
+    action = search.search(tree_state(), [A1, A2], deadline=start + 0.5, fallback=A1)
+    elapsed = time.monotonic() - start
+    assert elapsed < 0.5 + 0.25  # at most one evaluator call runs past the deadline
+    assert search.last_tree.timed_out
+    assert search.last_tree.depth_completed == 1 and action == A2
+    # Past the deadline before anything finished: the fallback, at once.
+    start = time.monotonic()
+    assert search.search(tree_state(), [A1, A2], deadline=start - 1, fallback=A1) == A1
+    assert search.last_tree.depth_completed == 0
+    assert time.monotonic() - start < 0.1
+
+
+# ------------------------------------------------------------ the real world model
+def make_mon(dex, species, moves, hp_fraction=1.0):
+    entry = dex.species_entry(species)
+    raw = compute_stats(dex, species, 100, (84,) * 6, (31,) * 6, "")
+    stats = (raw["hp"], raw["atk"], raw["def"], raw["spa"], raw["spd"], raw["spe"])
+    ability = next(iter(entry["abilities"].values())).lower().replace(" ", "")
+    return MonState(species, 100, tuple(entry["types"]), stats, stats[0] * hp_fraction,
+                    tuple(moves), ability=ability)  # fmt: skip
+
+
+def test_search_on_the_world_model_keeps_nodes_independent():
+    dex = load_dex(9)
+    model = TransitionModel(dex)
+    ours = [make_mon(dex, "garchomp", ("earthquake", "dragonclaw", "stealthrock")),
+            make_mon(dex, "corviknight", ("bravebird", "roost"))]  # fmt: skip
+    theirs = [make_mon(dex, "heatran", ("magmastorm", "earthpower")),
+              make_mon(dex, "rotomwash", ("hydropump", "voltswitch"))]  # fmt: skip
+    root = BattleState(sides=[SideState(ours), SideState(theirs)])
+    root.sides[1].stealth_rock = True
+    snapshot = root.copy()
+    seen = []
+
+    class Recording(HeuristicEvaluator):
+        def evaluate(self, states):
+            seen.extend(states)
+            return super().evaluate(states)
+
+    search = MinimaxSearch(model, LookaheadProposer(model, 4), LookaheadProposer(model, 4),
+                           Recording(model), depth=2)  # fmt: skip
+    legal = model.legal_actions(root, 0)
+    action = search.search(root, legal)
+    assert root == snapshot, "the search changed the root state"
+    assert len({id(s) for s in seen}) == len(seen) > 20, "leaves must be distinct objects"
+    assert action in legal
+    # Earthquake KOs Heatran; Heatran's reply cannot stop it: the search must see that.
+    assert action[:2] == ("move", "earthquake")
+    # The same search again gives the same tree (no state leaks between searches).
+    values = dict(search.last_tree.values)
+    search.search(root, legal)
+    assert search.last_tree.values == values
+
+
+@pytest.mark.timeout(600)
+def test_minimax_agent_plays_real_battles_within_its_time_limit():
+    result = run_arena(
+        ArenaConfig(
+            agents=["minimax:time_limit=2.0", "max_power"],
+            battles_per_pair=6,
+            seed=2,
+            concurrency=3,
+        )
+    )
+    record = result.record("minimax")
+    assert record["wins"] + record["losses"] + record["ties"] == 6
+    assert record["wins"] >= 4, result.table()
+    stats = result.agent_stats["minimax"]
+    assert max(stats.latencies) < 2.0
