@@ -10,6 +10,7 @@ pokegym showdown install | start [--port N] | status
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import logging
 import signal
@@ -175,6 +176,30 @@ def _bench(args: argparse.Namespace) -> int:
     return int(bench_main(args.rest))
 
 
+# Commands that live in the layers above pokegym (training, data collection) are found
+# through this entry-point group, so that pokegym never imports them.
+COMMAND_GROUP = "pokegym.commands"
+
+
+def _plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
+    commands: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in importlib.metadata.entry_points(group=COMMAND_GROUP):
+        commands.setdefault(ep.name, ep)
+    return commands
+
+
+def _plugin(args: argparse.Namespace) -> int:
+    entry = _plugin_commands()[args.command]
+    try:
+        command_main = entry.load()
+    except ImportError as exc:
+        raise PokegymError(
+            f"`pokegym {args.command}` needs a module that failed to import ({exc}); "
+            "is pokegym installed with its extras (pip install -e '.[dev,rl]')?"
+        ) from exc
+    return int(command_main(args.rest))
+
+
 def _llm(args: argparse.Namespace) -> int:
     from pokegym.llm.cli import main as llm_main
 
@@ -294,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
     showdown.add_argument("--port", type=int, default=8000, help="server port (start, status)")
     showdown.add_argument("--force", action="store_true", help="reinstall (install)")
     showdown.set_defaults(func=_showdown)
+    for name, entry in sorted(_plugin_commands().items()):
+        if name in sub.choices:
+            continue
+        plugin = sub.add_parser(name, help=f"{name} (from {entry.value.split(':')[0]})")
+        plugin.add_argument("rest", nargs=argparse.REMAINDER, help=f"options of `{name}`")
+        plugin.set_defaults(func=_plugin)
     return parser
 
 
