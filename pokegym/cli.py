@@ -179,6 +179,7 @@ def _bench(args: argparse.Namespace) -> int:
 # Commands that live in the layers above pokegym (training, data collection) are found
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
+BUILTIN_COMMANDS = frozenset({"battle", "compare", "llm", "bench", "showdown"})
 
 
 def _plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
@@ -189,15 +190,19 @@ def _plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
 
 
 def _plugin(args: argparse.Namespace) -> int:
-    entry = _plugin_commands()[args.command]
+    return _run_plugin(args.command, args.rest)
+
+
+def _run_plugin(name: str, rest: list[str]) -> int:
+    entry = _plugin_commands()[name]
     try:
         command_main = entry.load()
     except ImportError as exc:
         raise PokegymError(
-            f"`pokegym {args.command}` needs a module that failed to import ({exc}); "
+            f"`pokegym {name}` needs a module that failed to import ({exc}); "
             "is pokegym installed with its extras (pip install -e '.[dev,rl]')?"
         ) from exc
-    return int(command_main(args.rest))
+    return int(command_main(rest))
 
 
 def _llm(args: argparse.Namespace) -> int:
@@ -322,15 +327,33 @@ def build_parser() -> argparse.ArgumentParser:
     for name, entry in sorted(_plugin_commands().items()):
         if name in sub.choices:
             continue
-        plugin = sub.add_parser(name, help=f"{name} (from {entry.value.split(':')[0]})")
+        plugin = sub.add_parser(
+            name, help=f"{name} (from {entry.value.split(':')[0]})", add_help=False
+        )
         plugin.add_argument("rest", nargs=argparse.REMAINDER, help=f"options of `{name}`")
         plugin.set_defaults(func=_plugin)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    verbose = False
+    while tokens and tokens[0] in ("-v", "--verbose"):
+        verbose = True
+        tokens.pop(0)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if tokens and tokens[0] not in BUILTIN_COMMANDS and tokens[0] in _plugin_commands():
+        # A plugin parses its own options (argparse would take its --flags for ours).
+        logging.basicConfig(level=logging.INFO if verbose else logging.ERROR)
+        try:
+            return _run_plugin(tokens[0], tokens[1:])
+        except PokegymError as exc:
+            print(f"pokegym: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("pokegym: interrupted", file=sys.stderr)
+            return 130
+    args = parser.parse_args((["--verbose"] if verbose else []) + tokens)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
     if args.command in ("battle", "compare") and args.battles < 1:
         parser.error("--battles must be at least 1")

@@ -146,3 +146,16 @@ def test_showdown_status_sees_a_running_server(local_server):
     result = run_cli("showdown", "status", "--port", str(local_server.port))
     assert result.returncode == 0, result.stderr
     assert f"server: a Showdown server answers on 127.0.0.1:{local_server.port}" in result.stdout
+
+
+def test_commands_of_upper_layers_come_through_entry_points():
+    """`pokegym train ...` is found through the pokegym.commands entry points and gets its
+    own options untouched (including --help and --flags)."""
+    result = run_cli("train", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "ppo" in result.stdout
+    result = run_cli("-v", "train", "nosuchmethod", "--steps", "5")
+    assert result.returncode == 2
+    assert "unknown method 'nosuchmethod'" in result.stderr
+    listed = run_cli("--help")
+    assert "train" in listed.stdout
