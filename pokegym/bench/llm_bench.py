@@ -43,7 +43,7 @@ def _battle_at_12_actions(seed: int = 7) -> tuple[Any, Any, Any]:
     pool = builtin_pool("gen9ou")
     rng = np.random.default_rng(seed)
     codec = ActionCodec(fmt.gimmick)
-    prompter = BattlePrompter(history_turns=8, knowledge=True, codec=codec)
+    prompter = BattlePrompter(history_turns=6, knowledge=True, codec=codec)
     for attempt in range(20):
         teams = [pool.sample(rng).text, pool.sample(rng).text]
         session = SimBattleSession(sim, fmt, teams=teams, seeds=(seed + attempt, 1, 2))
@@ -95,8 +95,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="qwen-0.5b")
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (1 is faster on a busy machine)",
+    )
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
+
+    import torch
 
     from pokegym.llm import ScoreRequest, make_model
     from pokegym.text import VALUE_BUCKETS, legal_actions
@@ -115,11 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     json_hint = '\nReply with only a JSON object {"choice": <label>}.'
 
     start = time.perf_counter()
-    model = make_model(args.model, dtype=args.dtype)
+    model = make_model(args.model, dtype=args.dtype, threads=args.threads)
     load_s = time.perf_counter() - start
     prompt_tokens = model.count_tokens(action_messages)
     print(
-        f"model {model.name} ({args.dtype}), loaded in {load_s:.2f} s; battle turn "
+        f"model {model.name} ({args.dtype}, {torch.get_num_threads()} threads), loaded in {load_s:.2f} s; battle turn "
         f"{battle.turn}, prompt {prompt_tokens} tokens, {len(labels)} legal actions, "
         f"{len(opponent_labels)} opponent options, {len(leaves)} leaves, {repeats} repetition(s)"
     )
