@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - start
     prompt_tokens = model.count_tokens(action_messages)
     print(
-        f"model {model.name} ({args.dtype}, {torch.get_num_threads()} threads), loaded in {load_s:.2f} s; battle turn "
-        f"{battle.turn}, prompt {prompt_tokens} tokens, {len(labels)} legal actions, "
+        f"model {model.name} ({args.dtype}, {torch.get_num_threads()} threads), loaded in "
+        f"{load_s:.2f} s; battle turn {battle.turn}, prompt {prompt_tokens} tokens, "
+        f"{len(labels)} legal actions, "
         f"{len(opponent_labels)} opponent options, {len(leaves)} leaves, {repeats} repetition(s)"
     )
     session.close()
