@@ -42,7 +42,9 @@ CHECKPOINT_FORMAT = "pokegym-ppo-policy"
 CHECKPOINT_VERSION = 1
 WEIGHTS_NAME = "policy.pt"
 
-DEFAULT_NET_ARCH: dict[str, list[int]] = {"pi": [128, 64], "vf": [128, 64]}
+DEFAULT_NET_ARCH: dict[str, list[int]] = {"pi": [], "vf": [128, 64]}
+DEFAULT_HEAD = "scored"
+HEADS = ("scored", "mlp")
 DEFAULT_FEATURES: dict[str, int] = {
     "pokemon_dim": 64,
     "move_dim": 32,
@@ -60,33 +62,54 @@ def gimmick_of_gen(gen: int) -> str | None:
     return {9: "terastallize", 8: "dynamax"}.get(gen)
 
 
+def policy_class(head: str = DEFAULT_HEAD) -> type:
+    """The actor-critic class of a head: ``"scored"`` (one score per action from its own
+    part of the features, :class:`~policies.features.ActionScorer`) or ``"mlp"`` (SB3's
+    linear head over mixed features)."""
+    if head not in HEADS:
+        raise ValueError(f"head is one of {HEADS}, got {head!r}")
+    if head == "scored":
+        from policies.features import ScoredActorCriticPolicy
+
+        return ScoredActorCriticPolicy
+    from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+
+    return MaskableMultiInputActorCriticPolicy
+
+
 def policy_kwargs(
-    net_arch: dict[str, list[int]] | None = None, features: dict[str, int] | None = None
+    net_arch: dict[str, list[int]] | None = None,
+    features: dict[str, int] | None = None,
+    head: str = DEFAULT_HEAD,
 ) -> dict[str, Any]:
-    """``policy_kwargs`` for ``MaskablePPO("MultiInputPolicy", ..., policy_kwargs=...)``."""
+    """``policy_kwargs`` for ``MaskablePPO(policy_class(head), ..., policy_kwargs=...)``."""
     from policies.features import ShowdownFeaturesExtractor
 
+    arch = dict(net_arch or DEFAULT_NET_ARCH)
+    kwargs = dict(features or DEFAULT_FEATURES)
+    if head == "scored":
+        arch["pi"] = []  # the scorer reads the extractor's parts directly
+        kwargs["mix"] = False
     return {
-        "net_arch": dict(net_arch or DEFAULT_NET_ARCH),
+        "net_arch": arch,
         "features_extractor_class": ShowdownFeaturesExtractor,
-        "features_extractor_kwargs": dict(features or DEFAULT_FEATURES),
+        "features_extractor_kwargs": kwargs,
     }
 
 
-def build_policy(net_arch: dict[str, list[int]], features: dict[str, int]) -> Any:
+def build_policy(
+    net_arch: dict[str, list[int]], features: dict[str, Any], head: str = "mlp"
+) -> Any:
     """A fresh (untrained) MaskablePPO actor-critic with the given architecture."""
-    from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+    import gymnasium as gym
 
     from pokegym.observation import observation_space
 
-    space = observation_space()
-    import gymnasium as gym
-
-    return MaskableMultiInputActorCriticPolicy(
-        space,
+    return policy_class(head)(
+        observation_space(),
         gym.spaces.Discrete(N_ACTIONS),
         lambda _: 0.0,
-        **policy_kwargs(net_arch, features),
+        **policy_kwargs(net_arch, features, head),
     )
 
 
@@ -102,12 +125,15 @@ def save_policy(policy: Any, path: str | Path, **header: Any) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     extractor = policy.features_extractor
+    from policies.features import ActionScorer
+
     features = {
-        "pokemon_dim": extractor.own_pokemon[-2].out_features,
-        "move_dim": extractor.active_moves[-2].out_features,
-        "field_dim": extractor.field[-2].out_features,
+        "pokemon_dim": extractor.pokemon_dim,
+        "move_dim": extractor.move_dim,
+        "field_dim": extractor.field_dim,
         "features_dim": extractor.features_dim,
     }
+    head = "scored" if isinstance(policy.action_net, ActionScorer) else "mlp"
     net_arch = policy.net_arch
     if isinstance(net_arch, list):
         net_arch = {"pi": list(net_arch), "vf": list(net_arch)}
@@ -119,6 +145,7 @@ def save_policy(policy: Any, path: str | Path, **header: Any) -> Path:
         "n_actions": N_ACTIONS,
         "net_arch": {key: list(value) for key, value in net_arch.items()},
         "features": features,
+        "head": head,
         "header": {key: value for key, value in header.items() if value is not None},
         "state_dict": {k: v.detach().cpu() for k, v in policy.state_dict().items()},
     }
@@ -196,7 +223,10 @@ class PolicyNetwork:
     def load(cls, path: str | Path) -> PolicyNetwork:
         resolved = _resolve(path)
         payload = _read(resolved)
-        policy = build_policy(payload["net_arch"], payload["features"])
+        head = payload.get("head", "mlp")
+        if head not in HEADS:
+            raise CheckpointError(f"{resolved}: unknown action head {head!r} (known: {HEADS}).")
+        policy = build_policy(payload["net_arch"], payload["features"], head)
         try:
             policy.load_state_dict(payload["state_dict"])
         except (RuntimeError, KeyError, TypeError) as exc:

@@ -88,7 +88,8 @@ def test_short_training_run_completes_and_saves(trained):
     # The weights changed during training (the run did learn something).
     header = torch.load(trained / "policy.pt", weights_only=True)
     assert header["header"]["steps"] == 256
-    fresh = build_policy(header["net_arch"], header["features"]).state_dict()
+    assert header["head"] == "scored"
+    fresh = build_policy(header["net_arch"], header["features"], header["head"]).state_dict()
     trained_weights = header["state_dict"]
     assert any(not torch.equal(fresh[k], trained_weights[k]) for k in fresh)
 
@@ -321,3 +322,38 @@ def test_self_play_through_the_two_player_env(tmp_path):
         )
     )
     assert summary["steps"] >= 192 and (out / "policy.pt").is_file()
+
+
+def test_scored_head_follows_the_slots():
+    """Swapping two move slots (or two bench slots) swaps their logits, nothing else."""
+    from pokegym.observation import MOVE_SIZE, POKEMON_FEATURES
+
+    dims = {"pokemon_dim": 8, "move_dim": 8, "field_dim": 4, "features_dim": 0}
+    policy = build_policy({"pi": [], "vf": [16]}, dims, "scored")
+    network = PolicyNetwork.from_policy(policy)
+    offsets, position = {}, 0
+    for name, width, _ in POKEMON_FEATURES:
+        offsets[name] = position
+        position += width
+    rng = np.random.default_rng(3)
+    obs = rng.random(OBSERVATION_SIZE, dtype=np.float32)
+    for slot in range(6):  # own slot 0 is the active Pokémon
+        obs[slot * POKEMON_SIZE + offsets["active"]] = 1.0 if slot == 0 else 0.0
+    mask = np.ones(N_ACTIONS, dtype=np.int8)
+    base = network.logits(obs, mask)
+    assert np.isfinite(base).all() and len(set(np.round(base, 6))) > 10
+
+    moves = obs.copy()
+    m0 = offsets["moves"]
+    first, second = slice(m0, m0 + MOVE_SIZE), slice(m0 + MOVE_SIZE, m0 + 2 * MOVE_SIZE)
+    moves[first], moves[second] = obs[second], obs[first]
+    swapped = network.logits(moves, mask)
+    order = [1, 0, 2, 3, 5, 4, 6, 7, *range(8, 15)]
+    np.testing.assert_allclose(swapped, base[order], rtol=1e-5, atol=1e-6)
+
+    bench = obs.copy()
+    a, b = slice(2 * POKEMON_SIZE, 3 * POKEMON_SIZE), slice(3 * POKEMON_SIZE, 4 * POKEMON_SIZE)
+    bench[a], bench[b] = obs[b], obs[a]
+    swapped = network.logits(bench, mask)
+    order = [*range(10), 11, 10, 12, 13, 14]
+    np.testing.assert_allclose(swapped, base[order], rtol=1e-5, atol=1e-6)

@@ -49,9 +49,11 @@ from poke_env.player.battle_order import BattleOrder
 
 from pokegym.agents import Agent, make_agent, register_agent, registered_agents
 from policies.ppo import (
+    HEADS,
     WEIGHTS_NAME,
     PolicyNetwork,
     PPOPolicy,
+    policy_class,
     policy_kwargs,
     save_policy,
 )
@@ -125,8 +127,11 @@ class PPOConfig:
     """Value loss weight."""
     max_grad_norm: float = 0.5
     """Gradient clipping."""
+    head: str = "scored"
+    """Action head: ``scored`` (each action scored from its own move or team-slot
+    embedding by a network shared across slots) or ``mlp`` (SB3's linear head)."""
     net_arch: str = "128,64"
-    """Hidden layers of the policy and value heads (comma-separated)."""
+    """Hidden layers of the value head, and of the policy head for ``--head mlp``."""
     pokemon_dim: int = 64
     """Embedding size of one Pokémon in the features extractor."""
     move_dim: int = 32
@@ -161,6 +166,8 @@ class PPOConfig:
             )
         parse_curriculum(self.curriculum)
         self.hidden_layers()
+        if self.head not in HEADS:
+            raise ValueError(f"head is one of {', '.join(HEADS)}, got {self.head!r}")
 
     def hidden_layers(self) -> list[int]:
         try:
@@ -569,7 +576,7 @@ def make_model(config: PPOConfig, venv: Any) -> Any:
             )
     lr = config.learning_rate
     return MaskablePPO(
-        "MultiInputPolicy",
+        policy_class(config.head),
         venv,
         learning_rate=lambda remaining: lr * (0.1 + 0.9 * remaining),
         n_steps=config.n_steps,
@@ -581,7 +588,7 @@ def make_model(config: PPOConfig, venv: Any) -> Any:
         ent_coef=config.ent_coef,
         vf_coef=config.vf_coef,
         max_grad_norm=config.max_grad_norm,
-        policy_kwargs=policy_kwargs({"pi": layers, "vf": layers}, config.features()),
+        policy_kwargs=policy_kwargs({"pi": layers, "vf": layers}, config.features(), config.head),
         tensorboard_log=tensorboard_log,
         seed=config.seed,
         device="cpu",
