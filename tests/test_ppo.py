@@ -278,6 +278,10 @@ def test_cli_rejects_bad_options(capsys):
     assert main(["--curriculum", "random@0.5"]) == 2
     with pytest.raises(SystemExit):
         main(["--no-such-option"])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    assert "--curriculum" in capsys.readouterr().out
 
 
 @pytest.mark.timeout(120)

@@ -677,7 +677,7 @@ def _parser() -> argparse.ArgumentParser:
     for f in dataclasses.fields(PPOConfig):
         flag = "--" + f.name.replace("_", "-")
         names = [flag, "--format"] if f.name == "battle_format" else [flag]
-        help_text = f"{docs.get(f.name, '')} (default: {f.default})"
+        help_text = f"{docs.get(f.name, '')} (default: {f.default})".replace("%", "%%")
         if f.type in ("bool", bool):
             parser.add_argument(
                 *names, dest=f.name, action=argparse.BooleanOptionalAction, default=f.default,
