@@ -1,0 +1,325 @@
+"""``distilled``: the minimax search with a distilled value network instead of LLM calls.
+
+The frame is :class:`~policies.minimax.MinimaxPolicy` (simultaneous-move maximin over
+the world model, iterative deepening under a deadline); this agent fills its roles:
+
+* **evaluator**: :class:`ValueNetEvaluator`, the value network of a checkpoint
+  (:mod:`policies.value_net`) over the world-model state encoding of each leaf, batched
+  per node; optionally blended with the k-NN value of an experience memory
+  (:mod:`memory.experience`) and with the hand-written evaluator;
+* **proposer** (ours): the one-step lookahead's candidates (its best move and best
+  switch always included) plus, at the root, the actions the network's policy-prior
+  head and the memory's action priors rate highest;
+* **opponent model**: the lookahead's candidates for the opponent.
+
+The value network costs well under a millisecond per batch, so the search runs two full
+turns (``depth=2``) inside a fraction of a second where an LLM evaluator needs seconds
+per call.
+
+Without ``checkpoint=`` the agent loads the checkpoint shipped for the battle format
+(``policies/checkpoints/distilled-<format>``); ``memory=`` points at a memory folder
+built for that checkpoint (``pokegym distill --memory``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from poke_env.battle import AbstractBattle, Move, Pokemon
+from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
+
+from pokegym.world.data import Dex, to_id
+from pokegym.world.priors import belief_for
+from pokegym.world.state import BattleState, state_from_battle
+from pokegym.world.transition import Action, TransitionModel
+from policies.minimax import MinimaxPolicy
+from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Proposer
+from policies.value_net import (
+    CheckpointError,
+    DistilledNetwork,
+    StateEncoder,
+    action_label,
+    default_checkpoint,
+    load_checkpoint,
+)
+
+DEFAULT_FORMAT = "gen9randombattle"
+
+
+# ------------------------------------------------------------- shared helpers
+def decision_state(battle: AbstractBattle, dex: Dex) -> BattleState:
+    """The world-model state a search starts from (as :class:`MinimaxPolicy` builds it):
+    the opponent's hidden sets from the modal set of the priors, and
+    ``notes["unseen"]`` = opponent Pokémon not seen yet."""
+    determinization = belief_for(battle).modal_determinization()
+    state = state_from_battle(battle, determinization, dex)
+    seen = len(state.sides[1].mons)
+    size = max(len(battle.opponent_team), _team_size(battle))
+    state.notes = {"unseen": max(0, size - seen)}
+    return state
+
+
+def _team_size(battle: AbstractBattle) -> int:
+    size = getattr(battle, "_team_size", None) or {}
+    role = getattr(battle, "opponent_role", None)
+    if isinstance(size, dict) and role in size:
+        return int(size[role])
+    return 6
+
+
+def root_actions(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder]:
+    """The player's legal world-model actions now, with the orders that play them."""
+    orders: dict[Action, BattleOrder] = {}
+    for move in battle.available_moves:
+        orders[("move", to_id(move.id), False)] = SingleBattleOrder(move)
+        if tera and battle.can_tera:
+            orders[("move", to_id(move.id), True)] = SingleBattleOrder(move, terastallize=True)
+    index = {id(mon): i for i, mon in enumerate(battle.team.values())}
+    for mon in battle.available_switches:
+        if id(mon) in index:
+            orders[("switch", index[id(mon)], False)] = SingleBattleOrder(mon)
+    return orders
+
+
+def world_action(order: Any, battle: AbstractBattle) -> Action | None:
+    """The world-model action of a poke-env order (None for default/struggle orders)."""
+    if not isinstance(order, SingleBattleOrder):
+        return None
+    target = order.order
+    if isinstance(target, Move):
+        return ("move", to_id(target.id), bool(order.terastallize))
+    if isinstance(target, Pokemon):
+        for i, mon in enumerate(battle.team.values()):
+            if mon is target or mon.species == target.species:
+                return ("switch", i, False)
+    return None
+
+
+def checkpoint_id(folder: str | Path) -> str:
+    """A short hash of a checkpoint's weights (names the embedding a memory was built with)."""
+    digest = hashlib.sha256((Path(folder) / "model.safetensors").read_bytes()).hexdigest()
+    return digest[:16]
+
+
+# ---------------------------------------------------------------------- roles
+class ValueNetEvaluator:
+    """Leaf values from the value network, optionally blended (weights in [0, 1]):
+
+    ``v = (1 − m − h) · net + m · memory k-NN value + h · hand-written value``.
+    """
+
+    def __init__(
+        self,
+        encoder: StateEncoder,
+        network: DistilledNetwork,
+        memory: Any | None = None,
+        memory_weight: float = 0.0,
+        heuristic_weight: float = 0.0,
+        k: int = 16,
+    ):
+        if memory_weight < 0 or heuristic_weight < 0 or memory_weight + heuristic_weight > 1:
+            raise ValueError("memory_weight and heuristic_weight are >= 0 and sum to at most 1")
+        self.encoder = encoder
+        self.network = network
+        self.memory = memory if memory_weight > 0 else None
+        self.memory_weight = memory_weight if self.memory is not None else 0.0
+        self.heuristic_weight = heuristic_weight
+        self.k = k
+        self.calls = 0
+        self.states = 0
+
+    def evaluate(self, states: Sequence[BattleState]) -> list[float]:
+        self.calls += 1
+        self.states += len(states)
+        features = self.encoder.encode_many(states)
+        value = self.network.win_probability(features).astype(np.float64)
+        net_weight = 1.0 - self.memory_weight - self.heuristic_weight
+        value *= net_weight
+        if self.memory is not None:
+            value += self.memory_weight * self.memory.value(self.network.embed(features), self.k)
+        if self.heuristic_weight:
+            # The hand-written value is one of the encoded features (its second-to-last slot).
+            value += self.heuristic_weight * features[:, -2]
+        return [float(v) for v in value]
+
+
+class PriorProposer:
+    """The lookahead's candidates; at the root also the prior's favourites.
+
+    Args:
+        base: the lookahead proposer (its width bounds the candidates off the root).
+        root_turn: the root state's turn (every search child is a later turn).
+        root_priors: ``(state, legal) -> actions best first`` for the root, or None.
+        extra: how many prior actions may be added beyond the lookahead's.
+    """
+
+    def __init__(
+        self,
+        base: LookaheadProposer,
+        root_turn: int,
+        root_priors: Callable[[BattleState, list[Action]], list[Action]] | None,
+        extra: int = 1,
+    ):
+        self.base = base
+        self.root_turn = root_turn
+        self.root_priors = root_priors
+        self.extra = extra
+        self._root_cache: dict[tuple[Action, ...], list[Action]] = {}
+
+    def propose(self, state: BattleState, side: int, legal: list[Action]) -> list[Action]:
+        chosen = self.base.propose(state, side, legal)
+        if side != 0 or state.turn != self.root_turn or self.root_priors is None or not self.extra:
+            return chosen
+        key = tuple(legal)
+        if key not in self._root_cache:
+            added = 0
+            extended = list(chosen)
+            for action in self.root_priors(state, legal):
+                if added >= self.extra:
+                    break
+                if action in legal and action not in extended:
+                    extended.append(action)
+                    added += 1
+            self._root_cache[key] = extended
+        return list(self._root_cache[key])
+
+
+# ---------------------------------------------------------------------- agent
+class DistilledPolicy(MinimaxPolicy):
+    """Depth-``depth`` maximin with a distilled value network at the leaves.
+
+    Args:
+        checkpoint: a checkpoint folder (default: the one shipped for gen9randombattle).
+        memory: an experience-memory folder built for that checkpoint (optional).
+        depth, width, opponent_width, time_limit, tera: as :class:`MinimaxPolicy`.
+        prior_actions: root candidates added from the policy-prior head and the memory.
+        memory_weight, heuristic_weight: leaf-value blend (see :class:`ValueNetEvaluator`).
+    """
+
+    name = "distilled"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        checkpoint: str | None = None,
+        memory: str | None = None,
+        depth: int = 2,
+        width: int = 4,
+        opponent_width: int = 3,
+        time_limit: float = 0.7,
+        tera: bool = True,
+        prior_actions: int = 1,
+        memory_weight: float = 0.0,
+        heuristic_weight: float = 0.0,
+    ):
+        super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
+                         time_limit=time_limit, tera=tera)  # fmt: skip
+        if depth < 2:
+            raise ValueError("the distilled agent searches at least two full turns (depth >= 2)")
+        folder = Path(checkpoint) if checkpoint else default_checkpoint(DEFAULT_FORMAT)
+        if not folder.exists():
+            raise CheckpointError(
+                f"No distilled checkpoint at {folder}. Train one with `pokegym collect` and "
+                "`pokegym distill --out DIR`, then pass checkpoint=DIR."
+            )
+        self.checkpoint = folder
+        self.network = load_checkpoint(folder)
+        self.memory = None
+        if memory:
+            from memory.experience import StateMemory
+
+            self.memory = StateMemory.load(memory, embedding_id=checkpoint_id(folder))
+        self.prior_actions = int(prior_actions)
+        self.memory_weight = float(memory_weight)
+        self.heuristic_weight = float(heuristic_weight)
+        self._encoders: dict[int, StateEncoder] = {}
+        self._observers: dict[int, Any] = {}
+        self.depths: list[int] = []
+        self.latencies: list[float] = []
+
+    def encoder(self, model: TransitionModel) -> StateEncoder:
+        encoder = self._encoders.get(id(model))
+        if encoder is None:
+            encoder = self._encoders[id(model)] = StateEncoder(model)
+        return encoder
+
+    def roles(
+        self, battle: AbstractBattle, model: TransitionModel
+    ) -> tuple[Proposer, Proposer, Evaluator]:
+        encoder = self.encoder(model)
+        evaluator = ValueNetEvaluator(encoder, self.network, self.memory,
+                                      self.memory_weight, self.heuristic_weight)  # fmt: skip
+        priors = self._root_priors(battle, encoder) if self.prior_actions else None
+        proposer = PriorProposer(LookaheadProposer(model, self.width), battle.turn, priors,
+                                 self.prior_actions)  # fmt: skip
+        return proposer, LookaheadProposer(model, self.opponent_width), evaluator
+
+    def _root_priors(
+        self, battle: AbstractBattle, encoder: StateEncoder
+    ) -> Callable[[BattleState, list[Action]], list[Action]] | None:
+        """Root actions ranked by the policy-prior head, then by the memory."""
+        logits: dict[Action, float] = {}
+        if self.network.config.observation_features:
+            from pokegym.actions import GIMMICK_MOVE, MOVE, N_MOVES, SWITCH, request_moves
+
+            observer = self._observers.get(battle.gen)
+            if observer is None:
+                from pokegym.observation import ObservationEncoder
+
+                observer = self._observers[battle.gen] = ObservationEncoder(battle.gen)
+            scores = self.network.policy_logits(observer.encode(battle))
+            if scores is not None:
+                moves = [to_id(m["id"]) for m in request_moves(battle)][:N_MOVES]
+                for i, move in enumerate(moves):
+                    logits[("move", move, False)] = float(scores[0, MOVE + i])
+                    logits[("move", move, True)] = float(scores[0, GIMMICK_MOVE + i])
+                for i in range(len(battle.team)):
+                    if SWITCH + i < scores.shape[1] - 1:
+                        logits[("switch", i, False)] = float(scores[0, SWITCH + i])
+        memory = self.memory
+        if not logits and memory is None:
+            return None
+
+        def ranked(state: BattleState, legal: list[Action]) -> list[Action]:
+            order: list[Action] = sorted((a for a in legal if a in logits),
+                                         key=lambda a: -logits[a])  # fmt: skip
+            if memory is not None:
+                features = encoder.encode(state)
+                hood = memory.query(self.network.embed(features), k=32)[0]
+                labels = [action_label(state, 0, a) for a in legal]
+                scores = memory.action_priors(hood, labels)
+                best = sorted(zip(scores, range(len(legal)), strict=True), reverse=True)
+                order = [legal[i] for s, i in best if s > 0][:2] + order
+            return list(dict.fromkeys(order))
+
+        return ranked
+
+    def choose(self, battle: AbstractBattle) -> BattleOrder:
+        start = time.perf_counter()
+        self.last_search = None
+        order = super().choose(battle)
+        if self.last_search is not None:
+            self.depths.append(self.last_search.last_tree.depth_completed)
+            self.latencies.append(time.perf_counter() - start)
+        return order
+
+
+def heuristic_baseline(model: TransitionModel) -> HeuristicEvaluator:
+    """The hand-written evaluator the network is compared with (for benchmarks)."""
+    return HeuristicEvaluator(model)
+
+
+__all__ = [
+    "DistilledPolicy",
+    "PriorProposer",
+    "ValueNetEvaluator",
+    "checkpoint_id",
+    "decision_state",
+    "root_actions",
+    "world_action",
+]

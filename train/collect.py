@@ -1,0 +1,619 @@
+"""``pokegym collect``: play battles on the embedded simulator and log every decision.
+
+    pokegym collect --agents abyssal,one_step,max_power --battles 2000 --out data/rb
+
+Battles are played between every pair of the given agents (sides alternate; with
+``--self-play`` each agent also plays itself), spread over ``--workers`` processes,
+each with its own Showdown simulator. Battle ``k`` always gets the same seeds, so a
+collection is reproducible and can be extended or resumed: the battles already in
+``DIR`` are skipped.
+
+**Rows.** One row per decision of either side (Team Preview excluded), from that
+side's point of view (see :data:`SCHEMA` for every column): the world-model state
+encoding (:class:`policies.value_net.StateEncoder`, on the state the search would
+start from: the opponent's hidden sets filled with the modal set of the priors), the
+environment's observation encoding, the action mask and the action taken in the
+environment's action layout, the legal world-model actions and the one taken as
+labels (``move:<id>``, ``move:<id>:tera``, ``switch:<species>``), one-step lookahead
+features, the hand-written evaluator's value, the final outcome (1 win, 0 loss,
+½ tie or truncation) — and, when the agent reports them after a decision through
+``pop_search_report() -> dict | None``, the LLM fields: ``"value"`` (its score of
+the decision state), ``"proposals"`` (action labels it proposed) and ``"leaves"``
+(``[(BattleState, score), ...]`` for the leaf states it scored). They stay null for
+agents that report nothing.
+
+**Files.** ``DIR/collection.json`` (schema version, format, agents, seed, encoder
+sizes) and ``DIR/shard-<first>-<last>.parquet`` files of ``--shard-battles`` battles
+each, written to a temporary name and renamed, so a shard is either whole or absent.
+An interrupted run (Ctrl-C, SIGTERM) writes the battles its workers had finished
+before it exits; running the same command again plays only the missing ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+MANIFEST = "collection.json"
+MAX_TURNS = 300
+LOOKAHEAD_FEATURES = 10
+
+# (column, arrow type name, description): the shard schema, in order.
+SCHEMA: list[tuple[str, str, str]] = [
+    ("battle_id", "int64", "battle index k in the collection (its seeds derive from it)"),
+    ("battle_seed", "int64", "Showdown battle seed"),
+    ("format", "string", "Showdown format id"),
+    ("side", "int8", "0 for p1, 1 for p2: whose decision"),
+    ("agent", "string", "the deciding agent's spec"),
+    ("opponent", "string", "the other agent's spec"),
+    ("turn", "int32", "battle turn of the decision"),
+    ("step", "int32", "index of the decision among this side's decisions"),
+    ("state", "list<float32>", "world-model state encoding (policies.value_net)"),
+    ("observation", "list<float32>", "the environment's observation encoding"),
+    ("action_mask", "list<int8>", "legal actions in the environment's action layout"),
+    ("action", "int16", "the action taken in that layout (-1 if it has no index)"),
+    ("legal_labels", "list<string>", "legal world-model actions as labels"),
+    ("action_label", "string", "the action taken as a label"),
+    ("lookahead", "list<float32>", f"{LOOKAHEAD_FEATURES} one-step lookahead features"),
+    ("heuristic_value", "float32", "the hand-written evaluator's win chance of the state"),
+    ("llm_value", "float32", "the LLM's score of the state (null: none reported)"),
+    ("llm_proposals", "list<string>", "actions the LLM proposed (null: none reported)"),
+    ("llm_leaf_states", "list<list<float32>>", "encodings of leaf states the LLM scored"),
+    ("llm_leaf_scores", "list<float32>", "the LLM's scores of those leaves"),
+    ("outcome", "float32", "final result for this side: 1 win, 0 loss, 0.5 tie/truncated"),
+    ("battle_turns", "int32", "turns the battle lasted"),
+    ("truncated", "bool", "the battle hit the turn limit"),
+]
+
+
+class CollectionError(Exception):
+    """The output folder holds a different collection or unreadable files."""
+
+
+@dataclass
+class CollectConfig:
+    """One collection run (saved as ``DIR/collection.json``)."""
+
+    agents: list[str]
+    """Agent specs (``name`` or ``name:key=value,...``)."""
+    battle_format: str = "gen9randombattle"
+    """Showdown format id (random-team formats; team formats use the built-in pool)."""
+    battles: int = 100
+    """Battles the collection should hold in the end (already collected ones count)."""
+    out: str = "data/collect"
+    """Output folder."""
+    seed: int = 0
+    """Master seed: battle k always gets the same seeds."""
+    self_play: bool = False
+    """Also pair every agent with itself."""
+    workers: int = 1
+    """Processes playing battles (each runs its own simulator)."""
+    shard_battles: int = 20
+    """Battles per shard file (the most an abrupt kill, e.g. SIGKILL, can lose per worker)."""
+    progress: bool = True
+    """Show a progress bar on stderr."""
+    pairs: list[list[str]] = field(default_factory=list)
+    """Resolved agent pairs (filled in)."""
+
+    def identity(self) -> dict[str, Any]:
+        """What must match for a folder to be resumed."""
+        return {"agents": self.agents, "battle_format": self.battle_format, "seed": self.seed,
+                "self_play": self.self_play}  # fmt: skip
+
+
+# -------------------------------------------------------------- arrow schema
+def arrow_schema() -> Any:
+    import pyarrow as pa
+
+    def parse(name: str) -> Any:
+        if name.startswith("list<") and name.endswith(">"):
+            return pa.list_(parse(name[5:-1]))
+        return {"int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
+                "int64": pa.int64(), "float32": pa.float32(), "string": pa.string(),
+                "bool": pa.bool_()}[name]  # fmt: skip
+
+    return pa.schema(
+        [pa.field(name, parse(kind)) for name, kind, _ in SCHEMA],
+        metadata={b"pokegym.schema_version": str(SCHEMA_VERSION).encode()},
+    )
+
+
+def _pairs(agents: Sequence[str], self_play: bool) -> list[tuple[str, str]]:
+    pairs = list(itertools.combinations(agents, 2))
+    if self_play or len(agents) == 1:
+        pairs += [(a, a) for a in agents]
+    return pairs
+
+
+def battle_seeds(seed: int, battle_id: int) -> tuple[int, int, int, int]:
+    """(battle seed, p1 team seed, p2 team seed, agents seed) of battle ``battle_id``."""
+    state = np.random.SeedSequence([seed, battle_id]).generate_state(4, dtype=np.uint64)
+    return tuple(int(x) >> 2 for x in state)  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------ playing
+class _Worker:
+    """Plays battles in one process; keeps one simulator and one agent per spec."""
+
+    def __init__(self, config: CollectConfig):
+        from pokegym.actions import ActionCodec
+        from pokegym.formats import resolve_format
+        from pokegym.showdown.simulator import Simulator
+
+        self.config = config
+        self.sim = Simulator()
+        self.sim.ensure_running()
+        self.fmt = resolve_format(config.battle_format, simulator=self.sim)
+        self.codec = ActionCodec(self.fmt.gimmick)
+        self._agents: dict[str, Any] = {}
+        self._tools: dict[int, Any] = {}
+
+    def close(self) -> None:
+        self.sim.close()
+
+    def agent(self, spec: str, slot: int) -> Any:
+        from pokegym.agents import make_agent
+
+        key = f"{slot}:{spec}"
+        if key not in self._agents:
+            self._agents[key] = make_agent(spec)
+        return self._agents[key]
+
+    def tools(self, gen: int) -> Any:
+        if gen not in self._tools:
+            from pokegym.observation import ObservationEncoder
+            from pokegym.world.data import load_dex
+            from pokegym.world.transition import TransitionModel
+            from policies.value_net import StateEncoder
+
+            model = TransitionModel(load_dex(gen))
+            self._tools[gen] = (model, StateEncoder(model), ObservationEncoder(gen))
+        return self._tools[gen]
+
+    def play(self, battle_id: int) -> list[dict[str, Any]]:
+        """Play battle ``battle_id`` and return its rows."""
+        from pokegym.backends.sim import SimBattleSession
+        from pokegym.env import opponent_choice
+        from pokegym.teams import builtin_pool
+
+        config = self.config
+        pairs = config.pairs
+        pair = pairs[battle_id % len(pairs)]
+        swapped = (battle_id // len(pairs)) % 2 == 1
+        specs = (pair[1], pair[0]) if swapped else (pair[0], pair[1])
+        battle_seed, team1, team2, agent_seed = battle_seeds(config.seed, battle_id)
+        rng = np.random.default_rng(agent_seed)
+        agents = (self.agent(specs[0], 0), self.agent(specs[1], 1))
+        for agent in agents:
+            seed_fn = getattr(agent, "seed", None)
+            if callable(seed_fn):
+                seed_fn(int(rng.integers(2**63 - 1)))
+            forget = getattr(agent, "pop_search_report", None)
+            if callable(forget):
+                forget()
+        teams: list[str | None] = [None, None]
+        if not self.fmt.random_teams:
+            pool = builtin_pool(self.fmt.id)
+            teams = [pool.sample(rng).text, pool.sample(rng).text]
+        session = SimBattleSession(self.sim, self.fmt, teams=teams,
+                                   seeds=(battle_seed, team1, team2))  # fmt: skip
+        rows: list[dict[str, Any]] = []
+        steps = [0, 0]
+        try:
+            for _ in range(5000):
+                if session.finished or session.battles[0].turn >= MAX_TURNS:
+                    break
+                choices: dict[int, str] = {}
+                for side in (0, 1):
+                    if not session.needs_choice(side):
+                        continue
+                    battle = session.battles[side]
+                    agent = agents[side]
+                    if battle.teampreview:
+                        choices[side] = opponent_choice(agent, battle, self.codec, rng)
+                        continue
+                    order = agent.choose(battle)
+                    choices[side] = self.codec.order_to_choice(order, battle)
+                    report = getattr(agent, "pop_search_report", None)
+                    row = self._row(battle, order, report() if callable(report) else None)
+                    if row is not None:
+                        row.update(battle_id=battle_id, battle_seed=battle_seed,
+                                   format=self.fmt.id, side=side, agent=specs[side],
+                                   opponent=specs[1 - side], step=steps[side])  # fmt: skip
+                        steps[side] += 1
+                        rows.append(row)
+                if choices:
+                    session.choose(choices)
+            turns = session.battles[0].turn
+            truncated = not session.finished
+            winner = session.winner if session.finished else None
+        finally:
+            session.close()
+        for row in rows:
+            side = row["side"]
+            row["outcome"] = 0.5 if winner is None else float(winner == side)
+            row["battle_turns"] = turns
+            row["truncated"] = truncated
+        return rows
+
+    def _row(self, battle: Any, order: Any, report: dict[str, Any] | None) -> dict[str, Any] | None:
+        from pokegym.errors import IllegalActionError
+        from pokegym.world.lookahead import one_step_lookahead
+        from policies.distilled import decision_state, root_actions, world_action
+        from policies.value_net import action_label
+
+        if battle.opponent_active_pokemon is None or battle.active_pokemon is None:
+            return None
+        model, encoder, observer = self.tools(battle.gen)
+        state = decision_state(battle, model.dex)
+        features = encoder.encode(state)
+        try:
+            action = self.codec.from_order(order, battle)
+        except IllegalActionError:
+            action = -1
+        taken = world_action(order, battle)
+        legal = list(root_actions(battle, True))
+        look = _lookahead_features(model, state, one_step_lookahead)
+        row: dict[str, Any] = {
+            "turn": int(battle.turn),
+            "state": features,
+            "observation": observer.encode(battle),
+            "action_mask": self.codec.mask(battle).astype(np.int8),
+            "action": int(action),
+            "legal_labels": [action_label(state, 0, a) for a in legal],
+            "action_label": action_label(state, 0, taken) if taken is not None else "",
+            "lookahead": look,
+            "heuristic_value": float(features[-2]),
+            "llm_value": None,
+            "llm_proposals": None,
+            "llm_leaf_states": None,
+            "llm_leaf_scores": None,
+        }
+        if report:
+            if report.get("value") is not None:
+                row["llm_value"] = float(report["value"])
+            if report.get("proposals") is not None:
+                row["llm_proposals"] = [str(p) for p in report["proposals"]]
+            leaves = report.get("leaves") or []
+            if leaves:
+                row["llm_leaf_states"] = [encoder.encode(s) for s, _ in leaves]
+                row["llm_leaf_scores"] = [float(v) for _, v in leaves]
+        return row
+
+
+def _lookahead_features(model: Any, state: Any, lookahead: Any) -> np.ndarray:
+    """Our best move's and theirs' expected turns to KO (/ 9, capped), move order,
+    outmatched, best switch's margin, tera help, switches available, HP of both."""
+    look = lookahead(model, state, names={})
+    ours, theirs = look.best_move(False), look.matchup(False, False).best_theirs()
+    ours_t = min(ours.expected_turns, 9) / 9 if ours else 1.0
+    theirs_t = min(theirs.expected_turns, 9) / 9 if theirs else 1.0
+    first = float(look.matchup().we_move_first(ours, theirs)) if ours else 0.5
+    tera = look.best_move(True)
+    tera_gain = 0.0
+    if ours and tera and not math.isinf(tera.expected_turns):
+        tera_gain = max(0.0, min(ours.expected_turns, 9) - min(tera.expected_turns, 9)) / 9
+    switch = look.best_switch()
+    margin = 0.0
+    if switch is not None:
+        margin = (min(switch.their_turns_to_ko, 9) - min(switch.our_turns_to_ko, 9)) / 9
+    return np.asarray([ours_t, theirs_t, first, float(look.outmatched()), margin, tera_gain,
+                       len(look.switches) / 5, look.our_hp, look.their_hp,
+                       float(switch is not None)], dtype=np.float32)  # fmt: skip
+
+
+_WORKER: _Worker | None = None
+
+
+def _init_worker(config: CollectConfig) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    _WORKER = _Worker(config)
+
+
+def _play_chunk(ids: list[int], out: str, stop_file: str | None = None) -> int:
+    """Play battles ``ids`` in this worker and write their shard; returns battles written."""
+    assert _WORKER is not None
+    return _play_and_write(_WORKER, ids, Path(out), stop_file)
+
+
+def _play_and_write(worker: _Worker, ids: list[int], out: Path, stop_file: str | None) -> int:
+    rows: list[dict[str, Any]] = []
+    done: list[int] = []
+    try:
+        for battle_id in ids:
+            if stop_file and os.path.exists(stop_file):
+                break
+            rows += worker.play(battle_id)
+            done.append(battle_id)
+    finally:
+        if done:
+            write_shard(out, done, rows)
+    return len(done)
+
+
+def write_shard(out: Path, battle_ids: Sequence[int], rows: list[dict[str, Any]]) -> Path:
+    """Write the rows of finished battles as one shard (atomically)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = arrow_schema()
+    columns: dict[str, list[Any]] = {name: [] for name, _, _ in SCHEMA}
+    for row in rows:
+        for name in columns:
+            value = row.get(name)
+            if isinstance(value, np.ndarray):
+                value = value.tolist()
+            elif isinstance(value, list) and value and isinstance(value[0], np.ndarray):
+                value = [v.tolist() for v in value]
+            columns[name].append(value)
+    table = pa.Table.from_pydict(columns, schema=schema)
+    name = f"shard-{min(battle_ids):07d}-{max(battle_ids):07d}-{len(battle_ids):04d}.parquet"
+    ids_meta = json.dumps(sorted(int(i) for i in battle_ids)).encode()
+    table = table.replace_schema_metadata({**schema.metadata, b"pokegym.battle_ids": ids_meta})
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=".shard-", suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, out / name)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out / name
+
+
+# ------------------------------------------------------------------ reading
+def shard_paths(folder: str | Path) -> list[Path]:
+    return sorted(Path(folder).glob("shard-*.parquet"))
+
+
+def collected_battles(folder: str | Path) -> set[int]:
+    """Battle ids in the folder's shards (read from each shard's metadata)."""
+    import pyarrow.parquet as pq
+
+    ids: set[int] = set()
+    for path in shard_paths(folder):
+        try:
+            metadata = pq.read_schema(path).metadata or {}
+        except Exception as exc:  # pyarrow raises several types for damaged files
+            raise CollectionError(
+                f"The shard {path} is unreadable ({exc}). Move it out of the folder and run "
+                "the same command again: its battles will be played again."
+            ) from exc
+        version = metadata.get(b"pokegym.schema_version", b"?").decode()
+        if version != str(SCHEMA_VERSION):
+            raise CollectionError(
+                f"{path} has schema version {version}; this code writes {SCHEMA_VERSION}. "
+                "Collect into a new folder."
+            )
+        ids.update(json.loads(metadata.get(b"pokegym.battle_ids", b"[]")))
+    return ids
+
+
+def read_collection(folder: str | Path, columns: Iterable[str] | None = None) -> Any:
+    """All shards of a collection as one pyarrow Table (optionally only ``columns``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = shard_paths(folder)
+    if not paths:
+        raise CollectionError(
+            f"No shard-*.parquet files in {folder}: collect battles first with "
+            f"`pokegym collect --agents abyssal,one_step --battles 200 --out {folder}`."
+        )
+    collected_battles(folder)  # checks versions
+    wanted = list(columns) if columns is not None else None
+    return pa.concat_tables([pq.read_table(p, columns=wanted) for p in paths])
+
+
+# --------------------------------------------------------------------- main
+def _manifest(config: CollectConfig) -> dict[str, Any]:
+    from pokegym.actions import N_ACTIONS
+    from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION
+    from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "identity": config.identity(),
+        "state_encoder_version": STATE_ENCODER_VERSION,
+        "state_features": STATE_FEATURES,
+        "observation_version": OBSERVATION_VERSION,
+        "observation_features": OBSERVATION_SIZE,
+        "n_actions": N_ACTIONS,
+        "lookahead_features": LOOKAHEAD_FEATURES,
+        "columns": [{"name": n, "type": t, "description": d} for n, t, d in SCHEMA],
+    }
+
+
+def prepare_folder(config: CollectConfig) -> set[int]:
+    """Create or check the output folder; returns the battle ids already collected."""
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for leftover in out.glob(".shard-*.tmp"):
+        leftover.unlink()  # a shard that was being written when the run died
+    manifest = _manifest(config)
+    path = out / MANIFEST
+    if path.exists():
+        try:
+            existing = json.loads(path.read_text())
+        except ValueError as exc:
+            raise CollectionError(f"{path} is not valid JSON ({exc}).") from exc
+        for key in ("schema_version", "identity", "state_encoder_version", "state_features",
+                    "observation_version", "observation_features", "n_actions"):  # fmt: skip
+            if existing.get(key) != manifest[key]:
+                raise CollectionError(
+                    f"{out} holds another collection ({key}: {existing.get(key)!r}, this run: "
+                    f"{manifest[key]!r}). Use a new --out folder, or the same agents, format "
+                    "and seed to extend it."
+                )
+    else:
+        fd, tmp = tempfile.mkstemp(dir=out, suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            json.dump({**manifest, "config": asdict(config)}, handle, indent=2)
+        os.replace(tmp, path)
+    return collected_battles(out)
+
+
+def collect(config: CollectConfig) -> dict[str, Any]:
+    """Run a collection (see the module docstring); returns a summary."""
+    if not config.agents:
+        raise ValueError("Give at least one agent (--agents abyssal,one_step).")
+    if config.battles < 0 or config.workers < 1 or config.shard_battles < 1:
+        raise ValueError("--battles must be >= 0, --workers and --shard-battles >= 1.")
+    config.pairs = [list(p) for p in _pairs(config.agents, config.self_play)]
+    from pokegym.agents import make_agent
+
+    for spec in config.agents:
+        make_agent(spec)  # fail early on unknown names or bad options
+    done = prepare_folder(config)
+    todo = [k for k in range(config.battles) if k not in done]
+    chunks = [todo[i : i + config.shard_battles] for i in range(0, len(todo), config.shard_battles)]
+    out = Path(config.out)
+    bar = None
+    if config.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=config.battles, initial=config.battles - len(todo), desc="battles",
+                   unit="battle", file=sys.stderr, dynamic_ncols=True)  # fmt: skip
+    start = time.perf_counter()
+    played = 0
+    interrupted = False
+    stop_file = str(out / ".stop")
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if os.path.exists(stop_file):
+        os.unlink(stop_file)
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        if config.workers == 1:
+            worker = _Worker(config)
+            try:
+                for chunk in chunks:
+                    played += _play_and_write(worker, chunk, out, None)
+                    if bar is not None:
+                        bar.update(len(chunk))
+            finally:
+                worker.close()
+        else:
+            played = _collect_parallel(config, chunks, out, stop_file, bar)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if bar is not None:
+            bar.close()
+        if os.path.exists(stop_file):
+            os.unlink(stop_file)
+    total = len(collected_battles(out))
+    seconds = time.perf_counter() - start
+    return {"played": total - len(done), "collected": total, "target": config.battles,
+            "seconds": seconds, "interrupted": interrupted}  # fmt: skip
+
+
+def _collect_parallel(
+    config: CollectConfig, chunks: list[list[int]], out: Path, stop_file: str, bar: Any
+) -> int:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    context = multiprocessing.get_context("spawn")
+    played = 0
+    with ProcessPoolExecutor(config.workers, mp_context=context, initializer=_init_worker,
+                             initargs=(config,)) as pool:  # fmt: skip
+        pending = {pool.submit(_play_chunk, chunk, str(out), stop_file): chunk for chunk in chunks}
+        try:
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    chunk = pending.pop(future)
+                    played += future.result()
+                    if bar is not None:
+                        bar.update(len(chunk))
+        except KeyboardInterrupt:
+            # Workers finish the battle they are in, write what they finished, and stop.
+            Path(stop_file).touch()
+            for future in pending:
+                future.cancel()
+            for future in pending:
+                if not future.cancelled():
+                    try:
+                        played += future.result()
+                    except Exception:
+                        pass
+            raise
+    return played
+
+
+def parse_args(argv: Sequence[str] | None) -> CollectConfig:
+    parser = argparse.ArgumentParser(prog="pokegym collect", description=__doc__.split("\n")[0])
+    parser.add_argument("--agents", required=True,
+                        help="comma-separated agent specs, e.g. abyssal,one_step")  # fmt: skip
+    parser.add_argument("--format", dest="battle_format", default="gen9randombattle")
+    parser.add_argument("--battles", type=int, required=True,
+                        help="battles the folder should hold in the end")  # fmt: skip
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--self-play", action="store_true", help="also pair each agent with itself")
+    parser.add_argument("--workers", type=int, default=1, help="processes (one simulator each)")
+    parser.add_argument("--shard-battles", type=int, default=20, help="battles per shard file")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    agents = _split_agents(args.agents)
+    return CollectConfig(agents=agents, battle_format=args.battle_format, battles=args.battles,
+                         out=args.out, seed=args.seed, self_play=args.self_play,
+                         workers=args.workers, shard_battles=args.shard_battles,
+                         progress=not args.no_progress)  # fmt: skip
+
+
+def _split_agents(text: str) -> list[str]:
+    """Split ``a,b:x=1,y=2,c`` into specs: a part with ``=`` and no ``:`` is an option."""
+    specs: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" in part and ":" not in part and specs:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        config = parse_args(argv)
+        summary = collect(config)
+    except (CollectionError, ValueError) as exc:
+        print(f"pokegym collect: {exc}", file=sys.stderr)
+        return 2
+    state = (
+        "interrupted; run the same command again to finish" if summary["interrupted"] else "done"
+    )
+    print(f"{summary['collected']}/{summary['target']} battles in {config.out} "
+          f"({summary['played']} played in {summary['seconds']:.1f} s; {state})")  # fmt: skip
+    return 130 if summary["interrupted"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,564 @@
+"""``pokegym distill``: train the distilled value heads on a collection.
+
+    pokegym distill --data data/rb --out runs/distilled
+
+Heads (see :func:`policies.value_net.torch_network`):
+
+(a) **win probability** from the world-model state encoding, trained with binary
+    cross-entropy on soft targets. ``--targets mc`` (default): the Monte-Carlo target,
+    the battle's final result for the deciding side (1 / 0 / ½), the same for every
+    decision of that side. ``--targets td``: TD(λ) λ-returns over the side's sequence of
+    decisions, bootstrapped from a fixed teacher (the hand-written evaluator's value of
+    each state, stored in the collection): ``G_{T-1} = outcome`` and
+    ``G_t = (1 − λ) · V(s_{t+1}) + λ · G_{t+1}``; λ = 1 is the Monte-Carlo target.
+(b) **LLM leaf score** where the collection has one (the LLM's score of a decision
+    state, and of the leaf states it scored); skipped when the collection has none.
+(c) optionally (``--policy-head``) a **policy prior** over the environment's action
+    layout from the observation encoding: masked cross-entropy on the actions taken,
+    by default only by sides that went on to win.
+
+Battles are split into training and held-out sets by battle (never a battle on both
+sides). Training stops early when the held-out log-loss has not improved for
+``--patience`` epochs, and the best epoch is kept. Held-out metrics for (a): log-loss,
+Brier score and ROC AUC against the final result (ties left out), with the same metrics
+of the hand-written evaluator on the same rows for comparison; for (b) the mean absolute
+error to the LLM's scores; for (c) top-1 agreement.
+
+The output folder gets ``model.safetensors`` (weights and input normalisation) and
+``config.json`` (architecture, this run's configuration, metrics, history); with
+``--memory DIR`` also an experience memory of the training rows embedded by the
+network. Runs on a GPU when one is present (``--device``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """One training run (saved in the checkpoint's ``config.json``)."""
+
+    data: str
+    """Collection folder (``pokegym collect --out``)."""
+    out: str
+    """Checkpoint folder to write."""
+    seed: int = 0
+    """Seeds the split, the initialisation and the batch order."""
+    val_fraction: float = 0.15
+    """Share of battles held out."""
+    targets: str = "mc"
+    """Value targets: ``mc`` (final result) or ``td`` (λ-returns over a fixed teacher)."""
+    td_lambda: float = 0.8
+    """λ of the TD(λ) targets."""
+    hidden: tuple[int, ...] = (128, 64)
+    """Widths of the value trunk's hidden layers."""
+    dropout: float = 0.2
+    """Dropout after each hidden layer of the value trunk."""
+    residual: bool = True
+    """Learn a correction to the hand-written evaluator's logit (training starts from it)."""
+    lr: float = 1e-3
+    """Adam learning rate."""
+    weight_decay: float = 1e-3
+    """AdamW weight decay."""
+    batch_size: int = 512
+    """Rows per gradient step."""
+    max_epochs: int = 60
+    """Upper bound on epochs."""
+    patience: int = 6
+    """Epochs without held-out improvement before stopping."""
+    llm_weight: float = 1.0
+    """Weight of the LLM-score loss (head b), when the data has LLM scores."""
+    policy_head: bool = False
+    """Train the policy-prior head (c) over the observation encoding."""
+    policy_weight: float = 0.5
+    """Weight of the policy loss."""
+    policy_winners_only: bool = True
+    """Imitate only the decisions of sides that won their battle."""
+    device: str = "auto"
+    """``auto`` (GPU when present), ``cpu`` or ``cuda``."""
+    memory: str | None = None
+    """Also build an experience memory of the training rows into this folder."""
+    threads: int = 0
+    """torch CPU threads (0: torch's default)."""
+
+
+def seed_everything(seed: int) -> None:
+    """Seed NumPy's global generator and torch (CPU and CUDA)."""
+    import torch
+
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+
+
+# ----------------------------------------------------------------------- data
+@dataclass
+class Dataset:
+    states: np.ndarray  # [n, D]
+    outcome: np.ndarray  # [n]
+    target: np.ndarray  # [n]
+    heuristic: np.ndarray  # [n]
+    battle: np.ndarray  # [n]
+    labels: list[str]
+    llm: np.ndarray  # [n] (nan where absent)
+    observations: np.ndarray | None = None
+    masks: np.ndarray | None = None
+    actions: np.ndarray | None = None
+    leaf_states: np.ndarray | None = None  # extra (state, llm score) pairs
+    leaf_scores: np.ndarray | None = None
+    leaf_battle: np.ndarray | None = None
+
+
+def _matrix(column: Any, width: int) -> np.ndarray:
+    values = column.combine_chunks().values.to_numpy(zero_copy_only=False)
+    return np.asarray(values, dtype=np.float32).reshape(-1, width)
+
+
+def load_dataset(config: DistillConfig) -> Dataset:
+    """Read the collection's columns that training needs."""
+    from train.collect import CollectionError, read_collection
+
+    manifest_path = Path(config.data) / "collection.json"
+    if not manifest_path.exists():
+        raise CollectionError(
+            f"{config.data} has no collection.json: point --data at a `pokegym collect` folder."
+        )
+    manifest = json.loads(manifest_path.read_text())
+    from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES
+
+    if (manifest.get("state_encoder_version") != STATE_ENCODER_VERSION
+            or manifest.get("state_features") != STATE_FEATURES):  # fmt: skip
+        raise CollectionError(
+            f"{config.data} was collected with state encoding v"
+            f"{manifest.get('state_encoder_version')}; this code trains v{STATE_ENCODER_VERSION}."
+            " Collect again."
+        )
+    columns = ["battle_id", "side", "step", "state", "outcome", "heuristic_value",
+               "action_label", "llm_value", "llm_leaf_states", "llm_leaf_scores"]  # fmt: skip
+    if config.policy_head:
+        columns += ["observation", "action_mask", "action"]
+    table = read_collection(config.data, columns)
+    n = table.num_rows
+    if n == 0:
+        raise CollectionError(f"{config.data} holds no decisions.")
+    states = _matrix(table.column("state"), STATE_FEATURES)
+    outcome = table.column("outcome").to_numpy().astype(np.float32)
+    heuristic = table.column("heuristic_value").to_numpy().astype(np.float32)
+    battle = table.column("battle_id").to_numpy().astype(np.int64)
+    side = table.column("side").to_numpy().astype(np.int64)
+    step = table.column("step").to_numpy().astype(np.int64)
+    llm = np.asarray(table.column("llm_value").to_numpy(zero_copy_only=False), dtype=np.float32)
+    target = outcome.copy()
+    if config.targets == "td":
+        target = td_lambda_targets(battle, side, step, heuristic, outcome, config.td_lambda)
+    elif config.targets != "mc":
+        raise ValueError(f"--targets is 'mc' or 'td', got {config.targets!r}")
+    data = Dataset(states, outcome, target, heuristic, battle,
+                   table.column("action_label").to_pylist(), llm)  # fmt: skip
+    leaf_states: list[np.ndarray] = []
+    leaf_scores: list[float] = []
+    leaf_battle: list[int] = []
+    for i, (leaves, scores) in enumerate(zip(table.column("llm_leaf_states").to_pylist(),
+                                             table.column("llm_leaf_scores").to_pylist(),
+                                             strict=True)):  # fmt: skip
+        if leaves and scores:
+            for leaf, score in zip(leaves, scores, strict=False):
+                leaf_states.append(np.asarray(leaf, dtype=np.float32))
+                leaf_scores.append(float(score))
+                leaf_battle.append(int(battle[i]))
+    if leaf_states:
+        data.leaf_states = np.stack(leaf_states)
+        data.leaf_scores = np.asarray(leaf_scores, dtype=np.float32)
+        data.leaf_battle = np.asarray(leaf_battle, dtype=np.int64)
+    if config.policy_head:
+        from pokegym.observation import OBSERVATION_SIZE
+
+        data.observations = _matrix(table.column("observation"), OBSERVATION_SIZE)
+        data.masks = np.asarray(
+            table.column("action_mask").combine_chunks().values.to_numpy(), dtype=np.int8
+        ).reshape(n, -1)
+        data.actions = table.column("action").to_numpy().astype(np.int64)
+    return data
+
+
+def td_lambda_targets(
+    battle: np.ndarray,
+    side: np.ndarray,
+    step: np.ndarray,
+    teacher: np.ndarray,
+    outcome: np.ndarray,
+    lam: float,
+) -> np.ndarray:
+    """λ-returns per row (see the module docstring), rows grouped by (battle, side)."""
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError("td_lambda is in [0, 1]")
+    target = np.empty_like(outcome)
+    order = np.lexsort((step, side, battle))
+    start = 0
+    n = len(order)
+    while start < n:
+        end = start
+        key = (battle[order[start]], side[order[start]])
+        while end < n and (battle[order[end]], side[order[end]]) == key:
+            end += 1
+        rows = order[start:end]
+        g = float(outcome[rows[-1]])
+        target[rows[-1]] = g
+        for j in range(len(rows) - 2, -1, -1):
+            g = (1.0 - lam) * float(teacher[rows[j + 1]]) + lam * g
+            target[rows[j]] = g
+        start = end
+    return target
+
+
+def split_battles(battles: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """A boolean held-out mask, whole battles at a time."""
+    unique = np.unique(battles)
+    if len(unique) < 2:
+        raise ValueError("need at least two battles to hold some out; collect more")
+    rng = np.random.default_rng(seed)
+    count = min(len(unique) - 1, max(1, round(fraction * len(unique))))
+    held = rng.permutation(unique)[:count]
+    return np.isin(battles, held)
+
+
+# -------------------------------------------------------------------- metrics
+def log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def brier(p: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean((p - y) ** 2))
+
+
+def roc_auc(p: np.ndarray, y: np.ndarray) -> float:
+    """Area under the ROC curve (Mann-Whitney, ties in ``p`` counted half)."""
+    positives = y > 0.5
+    n_pos, n_neg = int(positives.sum()), int((~positives).sum())
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    order = np.argsort(p, kind="mergesort")
+    ranks = np.empty(len(p), dtype=np.float64)
+    sorted_p = p[order]
+    i = 0
+    while i < len(p):
+        j = i
+        while j + 1 < len(p) and sorted_p[j + 1] == sorted_p[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def calibration(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict[str, float]]:
+    """Predicted vs observed win rate per probability decile."""
+    out = []
+    edges = np.linspace(0, 1, bins + 1)
+    for lo, hi in itertools.pairwise(edges):
+        mask = (p >= lo) & (p < hi if hi < 1 else p <= hi)
+        if mask.any():
+            out.append(
+                {
+                    "bin": f"{lo:.1f}-{hi:.1f}",
+                    "n": int(mask.sum()),
+                    "predicted": float(p[mask].mean()),
+                    "observed": float(y[mask].mean()),
+                }
+            )
+    return out
+
+
+def value_metrics(p: np.ndarray, outcome: np.ndarray) -> dict[str, float]:
+    """Log-loss, Brier and AUC against decided results (ties left out)."""
+    decided = outcome != 0.5
+    p, y = p[decided], outcome[decided]
+    return {"log_loss": log_loss(p, y), "brier": brier(p, y), "auc": roc_auc(p, y),
+            "n": int(decided.sum())}  # fmt: skip
+
+
+# ------------------------------------------------------------------- training
+def _device(name: str) -> Any:
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: no GPU is visible to torch here; use --device cpu")
+    return torch.device(name)
+
+
+def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
+    """Train, write the checkpoint, return the metrics."""
+    import torch
+    import torch.nn.functional as F
+
+    from policies.value_net import NetworkConfig, save_checkpoint, torch_network
+
+    say = log or (lambda text: print(text, file=sys.stderr))
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    seed_everything(config.seed)
+    data = load_dataset(config)
+    held = split_battles(data.battle, config.val_fraction, config.seed)
+    train_rows, val_rows = np.flatnonzero(~held), np.flatnonzero(held)
+    has_llm = bool(np.isfinite(data.llm).any() or data.leaf_states is not None)
+    net_config = NetworkConfig(
+        hidden=tuple(config.hidden), llm_head=has_llm, residual=config.residual,
+        dropout=config.dropout,
+        observation_features=data.observations.shape[1] if data.observations is not None else 0,
+    )  # fmt: skip
+    device = _device(config.device)
+    net = torch_network(net_config).to(device)
+    with torch.no_grad():
+        mean = data.states[train_rows].mean(axis=0)
+        std = data.states[train_rows].std(axis=0)
+        net.value_mean.copy_(torch.from_numpy(mean))
+        net.value_std.copy_(torch.from_numpy(np.where(std < 1e-4, 1.0, std).astype(np.float32)))
+        if data.observations is not None:
+            o_mean = data.observations[train_rows].mean(axis=0)
+            o_std = data.observations[train_rows].std(axis=0)
+            net.policy_mean.copy_(torch.from_numpy(o_mean))
+            net.policy_std.copy_(
+                torch.from_numpy(np.where(o_std < 1e-4, 1.0, o_std).astype(np.float32))
+            )
+    optimiser = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    generator = torch.Generator().manual_seed(config.seed)
+
+    def tensor(x: np.ndarray) -> Any:
+        return torch.from_numpy(np.array(x, copy=True)).to(device)
+
+    states = tensor(data.states)
+    target = tensor(data.target)
+    llm = tensor(np.nan_to_num(data.llm, nan=-1.0))
+    llm_mask = tensor(np.isfinite(data.llm))
+    policy_rows = None
+    if data.observations is not None:
+        assert data.actions is not None and data.masks is not None
+        usable = data.actions >= 0
+        if config.policy_winners_only:
+            usable &= data.outcome == 1.0
+        policy_rows = usable
+        observations = tensor(data.observations)
+        masks = tensor(data.masks.astype(bool))
+        actions = tensor(np.maximum(data.actions, 0))
+        policy_ok = tensor(usable)
+    leaf_train = leaf_val = None
+    if data.leaf_states is not None:
+        assert data.leaf_battle is not None and data.leaf_scores is not None
+        leaf_held = np.isin(data.leaf_battle, np.unique(data.battle[val_rows]))
+        leaf_train, leaf_val = np.flatnonzero(~leaf_held), np.flatnonzero(leaf_held)
+        leaf_states, leaf_scores = tensor(data.leaf_states), tensor(data.leaf_scores)
+
+    def evaluate() -> dict[str, Any]:
+        net.eval()
+        with torch.no_grad():
+            win, llm_logit = net(states[tensor(val_rows)])
+            p = torch.sigmoid(win).cpu().numpy().astype(np.float64)
+            metrics: dict[str, Any] = value_metrics(p, data.outcome[val_rows])
+            metrics["target_loss"] = float(
+                F.binary_cross_entropy_with_logits(win, target[tensor(val_rows)]).item()
+            )
+            if has_llm:
+                errors = []
+                if llm_logit is not None:
+                    present = np.isfinite(data.llm[val_rows])
+                    if present.any():
+                        q = torch.sigmoid(llm_logit).cpu().numpy()[present]
+                        errors += list(np.abs(q - data.llm[val_rows][present]))
+                if leaf_val is not None and len(leaf_val):
+                    _, leaf_logit = net(leaf_states[tensor(leaf_val)])
+                    q = torch.sigmoid(leaf_logit).cpu().numpy()
+                    errors += list(np.abs(q - data.leaf_scores[leaf_val]))  # type: ignore[index]
+                metrics["llm_mae"] = float(np.mean(errors)) if errors else math.nan
+            if policy_rows is not None:
+                rows = val_rows[policy_rows[val_rows]]
+                if len(rows):
+                    logits = net.policy_logits(observations[tensor(rows)])
+                    logits = logits.masked_fill(~masks[tensor(rows)], -1e9)
+                    hit = (logits.argmax(-1) == actions[tensor(rows)]).float().mean()
+                    metrics["policy_top1"] = float(hit.item())
+        net.train()
+        return metrics
+
+    baseline = value_metrics(data.heuristic[val_rows].astype(np.float64), data.outcome[val_rows])
+    say(
+        f"{len(np.unique(data.battle))} battles, {len(data.states)} decisions "
+        f"({len(train_rows)} train / {len(val_rows)} held out); device {device}; "
+        f"targets {config.targets}; LLM labels: {'yes' if has_llm else 'none (head b skipped)'}"
+    )
+    say(
+        f"hand-written evaluator on the held-out rows: log-loss {baseline['log_loss']:.4f} "
+        f"brier {baseline['brier']:.4f} auc {baseline['auc']:.4f}"
+    )
+    history: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None
+    best_state: dict[str, Any] | None = None
+    stale = 0
+    start = time.perf_counter()
+    first = evaluate()
+    history.append({"epoch": 0, **first})
+    best = {"epoch": 0, **first}
+    best_state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    for epoch in range(1, config.max_epochs + 1):
+        permutation = torch.randperm(len(train_rows), generator=generator).numpy()
+        total = 0.0
+        for begin in range(0, len(permutation), config.batch_size):
+            rows = tensor(train_rows[permutation[begin : begin + config.batch_size]])
+            win, llm_logit = net(states[rows])
+            loss = F.binary_cross_entropy_with_logits(win, target[rows])
+            if llm_logit is not None:
+                present = llm_mask[rows]
+                if bool(present.any()):
+                    loss = loss + config.llm_weight * F.binary_cross_entropy_with_logits(
+                        llm_logit[present], llm[rows][present]
+                    )
+            if leaf_train is not None and len(leaf_train):
+                pick = torch.randint(len(leaf_train), (min(len(leaf_train), len(rows)),),
+                                     generator=generator).numpy()  # fmt: skip
+                _, leaf_logit = net(leaf_states[tensor(leaf_train[pick])])
+                loss = loss + config.llm_weight * F.binary_cross_entropy_with_logits(
+                    leaf_logit, leaf_scores[tensor(leaf_train[pick])]
+                )
+            if policy_rows is not None:
+                ok = policy_ok[rows]
+                if bool(ok.any()):
+                    logits = net.policy_logits(observations[rows][ok])
+                    logits = logits.masked_fill(~masks[rows][ok], -1e9)
+                    loss = loss + config.policy_weight * F.cross_entropy(logits, actions[rows][ok])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += float(loss.item()) * len(rows)
+        metrics = evaluate()
+        metrics["train_loss"] = total / len(train_rows)
+        history.append({"epoch": epoch, **metrics})
+        say(
+            f"epoch {epoch:3d}: train {metrics['train_loss']:.4f}  held-out log-loss "
+            f"{metrics['log_loss']:.4f} brier {metrics['brier']:.4f} auc {metrics['auc']:.4f}"
+            + (f" llm_mae {metrics['llm_mae']:.4f}" if "llm_mae" in metrics else "")
+            + (f" policy_top1 {metrics['policy_top1']:.3f}" if "policy_top1" in metrics else "")
+        )
+        if metrics["log_loss"] < best["log_loss"] - 1e-5:
+            best = {"epoch": epoch, **metrics}
+            best_state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+            stale = 0
+        else:
+            stale += 1
+            if stale >= config.patience:
+                say(f"early stop: no held-out improvement for {config.patience} epochs")
+                break
+    assert best is not None and best_state is not None
+    net.load_state_dict(best_state)
+    net.eval()
+    with torch.no_grad():
+        p_val = torch.sigmoid(net(states[tensor(val_rows)])[0]).cpu().numpy()
+    decided = data.outcome[val_rows] != 0.5
+    summary = {
+        "best": best,
+        "initial": first,
+        "baseline_heuristic": baseline,
+        "calibration": calibration(p_val[decided], data.outcome[val_rows][decided]),
+        "battles": len(np.unique(data.battle)),
+        "decisions": len(data.states),
+        "train_rows": len(train_rows),
+        "held_out_rows": len(val_rows),
+        "seconds": time.perf_counter() - start,
+        "device": str(device),
+    }
+    weights = {k: v.numpy() for k, v in best_state.items()}
+    resolved = {**dataclasses.asdict(config), "hidden": list(config.hidden)}
+    save_checkpoint(config.out, net_config, weights,
+                    {"training": resolved, "metrics": summary, "history": history})  # fmt: skip
+    if config.memory:
+        build_memory(config, data, train_rows)
+        summary["memory"] = config.memory
+    return summary
+
+
+def build_memory(config: DistillConfig, data: Dataset, rows: np.ndarray) -> Path:
+    """An experience memory of ``rows`` embedded by the trained network."""
+    from memory.experience import StateMemory
+    from policies.distilled import checkpoint_id
+    from policies.value_net import load_checkpoint
+
+    network = load_checkpoint(config.out)
+    embeddings = network.embed(data.states[rows])
+    memory = StateMemory(embeddings.shape[1], checkpoint_id(config.out))
+    memory.add(embeddings, data.outcome[rows], [data.labels[i] for i in rows], data.battle[rows])
+    return memory.save(config.memory)  # type: ignore[arg-type]
+
+
+def parse_args(argv: Sequence[str] | None) -> DistillConfig:
+    parser = argparse.ArgumentParser(prog="pokegym distill", description=__doc__.split("\n")[0])
+    fields = {f.name: f for f in dataclasses.fields(DistillConfig)}
+    docs = _field_docs()
+    for name, f in fields.items():
+        flag = "--" + name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else None
+        help_text = docs.get(name, "")
+        if name in ("data", "out"):
+            parser.add_argument(flag, required=True, help=help_text)
+        elif isinstance(default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
+                                help=help_text)  # fmt: skip
+        elif name == "hidden":
+            parser.add_argument(flag, default="128,64", help=help_text + " (comma-separated)")
+        elif name == "memory":
+            parser.add_argument(flag, default=None, help=help_text)
+        else:
+            parser.add_argument(flag, type=type(default), default=default, help=help_text)
+    args = vars(parser.parse_args(list(argv) if argv is not None else None))
+    args["hidden"] = tuple(int(x) for x in str(args["hidden"]).split(",") if x.strip())
+    return DistillConfig(**args)
+
+
+def _field_docs() -> dict[str, str]:
+    """Field docstrings of :class:`DistillConfig` (for --help)."""
+    import ast
+    import inspect
+
+    docs: dict[str, str] = {}
+    tree = ast.parse(inspect.getsource(DistillConfig))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, following in itertools.pairwise(body):
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
+            value = following.value
+            if isinstance(value, ast.Constant) and isinstance(node.target, ast.Name):
+                docs[node.target.id] = str(value.value)
+    return docs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from policies.value_net import CheckpointError
+    from train.collect import CollectionError
+
+    try:
+        config = parse_args(argv)
+        summary = train(config)
+    except (CollectionError, CheckpointError, ValueError) as exc:
+        print(f"pokegym distill: {exc}", file=sys.stderr)
+        return 2
+    best = summary["best"]
+    base = summary["baseline_heuristic"]
+    print(f"wrote {config.out} (epoch {best['epoch']}): held-out log-loss {best['log_loss']:.4f} "
+          f"brier {best['brier']:.4f} auc {best['auc']:.4f} | hand-written evaluator "
+          f"{base['log_loss']:.4f} / {base['brier']:.4f} / {base['auc']:.4f}"
+          + (f" | llm_mae {best['llm_mae']:.4f}" if "llm_mae" in best else ""))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
