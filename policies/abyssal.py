@@ -31,6 +31,7 @@ otherwise STAB attacks of its types are assumed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import dataclass
@@ -289,8 +290,8 @@ def random_battle_sets(gen: int) -> dict[str, Any]:
             path = folder / f"gen{gen}" / name
             if path.exists():
                 return json.loads(path.read_text())  # type: ignore[no-any-return]
-    except Exception:
-        pass
+    except Exception:  # no installed Showdown data: fall back to the opponent's own types
+        return {}
     return {}
 
 
@@ -382,10 +383,8 @@ class Model:
         for entry in (request.get("side") or {}).get("pokemon", []):
             tera = entry.get("teraType")
             if tera:
-                try:
+                with contextlib.suppress(ValueError, KeyError):
                     found[entry["ident"].split(": ", 1)[-1]] = PokemonType.from_name(tera)
-                except (ValueError, KeyError):
-                    pass
         return found
 
     def combatant(self, mon: Pokemon, ours: bool) -> Combatant:

@@ -24,7 +24,7 @@ class Handler(BaseHTTPRequestHandler):
     seen: list[tuple[str, dict[str, Any], str | None]] = []
 
     def log_message(self, *args: Any) -> None:
-        pass
+        """Keep the test output quiet (the default writes every request to stderr)."""
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

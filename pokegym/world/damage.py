@@ -1376,8 +1376,7 @@ def _base_power(ctx: _Ctx, hit: int, first_hit: bool) -> int:
         elif item in _MASKS:
             if ctx.atk_species.get("name", "").startswith(_MASKS[item]):
                 add(15, aspe, _SUB_ITEM, "c", 4915)
-        elif item in ("pinkbow", "polkadotbow"):
-            pass  # no effect in these generations
+        # Pink Bow and Polka Dot Bow have no effect in these generations.
     # defender's ability (onSourceBasePower)
     if ctx.def_ability == "dryskin" and mtype == "Fire":
         add(17, dspe, _SUB_ABILITY, "c", 5120)

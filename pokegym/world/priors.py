@@ -2259,8 +2259,6 @@ class ProtocolTracker:
             self._skip_turn = True
         elif effect in _ABILITY_CHANGERS:
             self._uncertain(event)
-        elif effect == "quickguard":
-            pass
 
     def _on_enditem(self, event: Sequence[str]) -> None:
         ident = _ident(event[2])
