@@ -127,7 +127,12 @@ class ModelHandle:
         return self._model
 
     def estimate(self, kind: str, units: float = 1.0) -> float:
-        return self._rates.get(kind, 0.0) * units
+        """Expected seconds of a call of ``kind`` over ``units`` (e.g. leaves); a kind not
+        seen yet is expected to take as long as the slowest call seen so far."""
+        rate = self._rates.get(kind)
+        if rate is None:
+            return max(self._rates.values(), default=0.0)
+        return rate * units
 
     def record(self, kind: str, cost: Cost, seconds: float, units: float = 1.0) -> None:
         self.usage.add(cost)

@@ -295,6 +295,7 @@ class LLMLeafEvaluator:
     def __init__(self, turn: _Turn, heuristic: HeuristicEvaluator):
         self.turn, self.heuristic = turn, heuristic
         self.batches = 0
+        self.calls = 0  # evaluate() calls with leaves to score (the first is depth 1's)
         self.degraded = 0
 
     def evaluate(self, states: Sequence[BattleState]) -> list[float]:
@@ -311,8 +312,10 @@ class LLMLeafEvaluator:
                 requests.append(ScoreRequest(messages, buckets))
                 pending.append(i)
         if requests:
+            first = not self.calls
+            self.calls += 1
             if not turn.llm.affordable("value", turn.deadline, len(requests)):
-                if self.batches:
+                if not first:
                     raise SearchTimeout
                 self.degraded += len(requests)
                 turn.llm.usage.fallbacks += 1

@@ -52,6 +52,7 @@ from policies.llm_common import Deadline, LLMPolicy, battle_log_text, codec_for,
 log = logging.getLogger(__name__)
 
 LOG_CHARS = 12_000
+_MEMORIES: dict[tuple[str, float], ExperienceMemory] = {}
 SUMMARY_INSTRUCTION = (
     "Above is the log of a Pokémon battle you just {outcome}. Write a short summary of "
     "how the battle was decided (two or three sentences) on a line starting with "
@@ -152,9 +153,14 @@ class PorimonPolicy(LLMPolicy):
     # ------------------------------------------------------------ memory
     @property
     def memory(self) -> ExperienceMemory:
-        """The experience memory (read from disk on first use)."""
+        """The experience memory (read from disk on first use; one object per file and
+        process, so the agents of parallel battles add to the same list)."""
         if self._memory is None:
-            self._memory = ExperienceMemory(self.memory_path, alpha=self.alpha)
+            key = (str(self.memory_path.resolve()), self.alpha)
+            memory = _MEMORIES.get(key)
+            if memory is None:
+                memory = _MEMORIES[key] = ExperienceMemory(self.memory_path, alpha=self.alpha)
+            self._memory = memory
         return self._memory
 
     def retrieve(self, battle: AbstractBattle) -> list[tuple[ExperienceItem, float]]:

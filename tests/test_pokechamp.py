@@ -1,0 +1,228 @@
+"""pokechamp: the LLM roles wired into the minimax (scripted backend, real battle
+positions), the deadline with a slow backend, real battles in the arena, and one
+decision of the real 0.5B model.
+
+The backup rule and node independence of the search itself are pinned in
+tests/test_search.py on hand-built trees and on the world model.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from pokegym.actions import ActionCodec
+from pokegym.agents import register_agent
+from pokegym.arena import ArenaConfig, run_arena
+from pokegym.backends.sim import SimBattleSession
+from pokegym.formats import resolve_format
+from pokegym.llm import ModelBundleError
+from pokegym.llm.scripted import ScriptedModel
+from pokegym.showdown.simulator import shared_simulator
+from pokegym.text import VALUE_BUCKETS, ProtocolRecorder
+from policies.pokechamp import LLMLeafEvaluator, PokeChampPolicy, action_label, leaf_text
+from policies.search import LookaheadProposer
+
+
+def battle_position(seed: int = 3, turn: int = 3):
+    """A live gen9randombattle seen by p1 at ``turn`` or later, after random play."""
+    sim = shared_simulator()
+    sim.ensure_running()
+    fmt = resolve_format("gen9randombattle", simulator=sim)
+    session = SimBattleSession(sim, fmt, seeds=(seed, seed + 1, seed + 2), names=("p1", "p2"))
+    codec = ActionCodec(fmt.gimmick)
+    ProtocolRecorder.attach(session.battles[0])  # the prompts' history of the turns
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        battle = session.battles[0]
+        if (
+            session.needs_choice(0) and not battle.teampreview and battle.turn >= turn
+            and battle.available_moves and battle.available_switches
+        ):  # fmt: skip
+            return session, battle
+        if session.finished:
+            break
+        choices = {}
+        for side in (0, 1):
+            if session.needs_choice(side):
+                view = session.battles[side]
+                choices[side] = codec.to_choice(int(rng.choice(codec.legal_actions(view))), view)
+        session.choose(choices)
+    session.close()
+    raise AssertionError("no position with moves and switches found")
+
+
+class RoleModel(ScriptedModel):
+    """Scores by prompt kind: actions (a chosen label), opponent, value buckets."""
+
+    def __init__(self, favourite: str | None = None, delay: float = 0.0):
+        super().__init__(scores=self._scores_for)
+        self.favourite = favourite
+        self.delay = delay
+        self.kinds: list[str] = []
+
+    def _scores_for(self, prefix, options):
+        text = prefix[-1]["content"]
+        if tuple(options) == VALUE_BUCKETS:
+            self.kinds.append("value")
+            # Buckets 3 and 7 equally likely, the rest impossible: expected bucket 5.
+            return [0.0 if o in ("3", "7") else -1e9 for o in options]
+        if "opponent most likely do" in text:
+            self.kinds.append("opponent")
+            return [-float(i) for i in range(len(options))]
+        self.kinds.append("action")
+        return [5.0 if o == self.favourite else -float(i) for i, o in enumerate(options)]
+
+    def score(self, prefix, options):
+        time.sleep(self.delay)
+        return super().score(prefix, options)
+
+    def score_batch(self, requests):  # one batched pass: one delay
+        time.sleep(self.delay)
+        return [ScriptedModel.score(self, r.prefix, r.options) for r in requests]
+
+
+def test_llm_roles_candidates_values_and_turn_cache():
+    session, battle = battle_position()
+    try:
+        # The model's favourite: the last switch (not the lookahead's pick, as a rule).
+        policy = PokeChampPolicy(model=RoleModel(), depth=1, candidates=1, time_limit=60)
+        model = policy.model(battle.gen)
+        root = policy.state(battle, model.dex)
+        legal = model.legal_actions(root, 0)
+        favourite = [a for a in legal if a[0] == "switch"][-1]
+        scripted = RoleModel(action_label(model.dex, root, 0, favourite))
+        policy = PokeChampPolicy(
+            model=scripted, depth=1, candidates=1, opponent_candidates=1, time_limit=60
+        )
+        order = policy.choose(battle)
+        assert order.order in (*battle.available_moves, *battle.available_switches)
+        tree = policy.last_search.last_tree
+        lookahead = LookaheadProposer(model, 2).propose(root, 0, legal)[:2]
+        # The lookahead's best move and best switch are always candidates...
+        assert set(lookahead) <= set(tree.candidates)
+        # ...plus the model's favourite, and nothing else with candidates=1.
+        assert favourite in tree.candidates and len(tree.candidates) <= 3
+        assert policy.last_turn.notes["our_probabilities"]
+        # The opponent model: the lookahead's worst reply plus the model's top prediction.
+        assert 1 <= len(tree.replies) <= 2
+        # Every leaf got the expectation of its buckets: (3 + 7) / 2 / 9 (or a terminal value).
+        for value in tree.values.values():
+            assert value == pytest.approx(5 / 9) or value in (0.0, 1.0)
+        assert scripted.kinds.count("action") == 1 and scripted.kinds.count("opponent") == 1
+        assert scripted.kinds.count("value") == len(tree.candidates) * len(tree.replies)
+        assert "our candidates" in policy.last_log and "worst reply" in policy.last_log
+        usage = policy.pop_usage()
+        assert usage["calls"] == len(scripted.kinds) and policy.pop_usage()["calls"] == 0
+        # Same turn again: every model answer comes from the turn's cache.
+        calls = len(scripted.kinds)
+        again = policy.choose(battle)
+        assert len(scripted.kinds) == calls
+        assert str(again) == str(order)
+    finally:
+        session.close()
+
+
+def test_leaf_text_and_value_expectation():
+    session, battle = battle_position(seed=5)
+    try:
+        policy = PokeChampPolicy(model=RoleModel(), time_limit=60)
+        model = policy.model(battle.gen)
+        root = policy.state(battle, model.dex)
+        ours = model.legal_actions(root, 0)
+        switch = next(a for a in ours if a[0] == "switch")
+        theirs = model.legal_actions(root, 1)[0]
+        child = model.step(root, switch, theirs)
+        text = leaf_text(model, child, root)
+        assert "You switched" in text and "Your Pokémon left" in text
+        assert "p1" not in text and "p2" not in text  # species and move names only
+        policy._root = root
+        from policies.llm_common import Deadline
+        from policies.pokechamp import _Turn
+
+        turn = _Turn(policy, battle, root, model, Deadline(math.inf))
+        evaluator = LLMLeafEvaluator(turn, None)  # type: ignore[arg-type]
+        values = evaluator.evaluate([child, model.step(root, ours[0], theirs)])
+        assert values == pytest.approx([5 / 9, 5 / 9])
+    finally:
+        session.close()
+
+
+def test_slow_backend_still_answers_in_time():
+    session, battle = battle_position(seed=7)
+    try:
+        slow = RoleModel(delay=1.0)
+        policy = PokeChampPolicy(model=slow, depth=2, time_limit=2.0)
+        start = time.monotonic()
+        order = policy.choose(battle)
+        elapsed = time.monotonic() - start
+        assert order.order in (*battle.available_moves, *battle.available_switches)
+        # One model call may start before the deadline (it is not interrupted); nothing
+        # expected to end after it is started.
+        assert elapsed < 2.0 + 0.5, policy.last_log
+        assert len(slow.kinds) <= 2
+        tree = policy.last_search.last_tree
+        assert tree.depth_completed >= 1 and tree.chosen in tree.candidates
+    finally:
+        session.close()
+
+
+@pytest.mark.timeout(600)
+def test_pokechamp_plays_real_battles_with_the_scripted_backend():
+    register_agent("pokechamp_scripted", lambda **o: PokeChampPolicy(model=RoleModel(), **o))
+    result = run_arena(
+        ArenaConfig(
+            agents=["pokechamp_scripted:depth=2", "max_power"],
+            battles_per_pair=2,
+            seed=4,
+            concurrency=2,
+        )
+    )
+    record = result.record("pokechamp_scripted")
+    assert record["battles"] == 2 and record["timeouts"] == 0
+    stats = result.agent_stats["pokechamp_scripted"]
+    assert stats.usage["calls"] > stats.decisions  # proposer + opponent + leaf batches
+    assert max(stats.latencies) < 15.0
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="depth"):
+        PokeChampPolicy(model="scripted", depth=3)
+    with pytest.raises(ValueError, match="evaluator"):
+        PokeChampPolicy(model="scripted", evaluator="oracle")
+    with pytest.raises(TypeError, match="model_"):
+        PokeChampPolicy(model="scripted", dept=2)
+
+
+def _bundle_installed() -> bool:
+    try:
+        from pokegym.llm.bundle import BUNDLES, part_files
+
+        part_files(BUNDLES["qwen-0.5b"])
+    except (ImportError, ModelBundleError):
+        return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(not _bundle_installed(), reason="the qwen-0.5b bundle is not installed")
+def test_one_real_model_decision_in_time():
+    pytest.importorskip("torch")
+    session, battle = battle_position(seed=11)
+    try:
+        policy = PokeChampPolicy(model="qwen-0.5b", model_threads=1, depth=1, time_limit=90)
+        assert policy.llm.model is not None  # load outside the decision clock
+        start = time.monotonic()
+        order = policy.choose(battle)
+        elapsed = time.monotonic() - start
+        assert order.order in (*battle.available_moves, *battle.available_switches)
+        assert elapsed < 90
+        usage = policy.pop_usage()
+        assert usage["calls"] >= 1 and usage["tokens_in"] > 500, usage
+        assert "our candidates" in policy.last_log
+    finally:
+        session.close()
