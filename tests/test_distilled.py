@@ -1,0 +1,90 @@
+"""The distilled agent: the shipped checkpoint loads, the evaluator scores world-model
+states, root priors join the candidates, and the agent plays real battles at depth 2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pokegym.agents import register_agent
+from pokegym.arena import ArenaConfig, run_arena
+from pokegym.bench.worldmodel_bench import play_and_score
+from pokegym.world.data import load_dex
+from pokegym.world.transition import TransitionModel
+from policies.distilled import DistilledPolicy, PriorProposer, ValueNetEvaluator
+from policies.search import LookaheadProposer
+from policies.value_net import CheckpointError, StateEncoder, default_checkpoint, load_checkpoint
+
+register_agent("distilled", DistilledPolicy)
+
+
+@pytest.fixture(scope="module")
+def states():
+    _, samples = play_and_score(2, ["gen9randombattle"], seed=5, progress=False)
+    return [state for state, _, _ in samples]
+
+
+def test_shipped_checkpoint_scores_world_model_states(states):
+    network = load_checkpoint(default_checkpoint())
+    model = TransitionModel(load_dex(9))
+    evaluator = ValueNetEvaluator(StateEncoder(model), network)
+    values = evaluator.evaluate(states)
+    assert len(values) == len(states) and all(0.0 < v < 1.0 for v in values)
+    assert len(set(np.round(values, 6))) > 1  # it tells positions apart
+    # A position where side 0 lost its whole team but one Pokémon at 1 HP is worse.
+    rich = [i for i, s in enumerate(states) if len(s.sides[0].alive()) >= 4]
+    state = states[max(rich, key=lambda i: values[i])].copy()
+    worse = state.copy()
+    for mon in worse.sides[0].mons[1:]:
+        mon.hp = 0.0
+    worse.sides[0].active = 0
+    worse.sides[0].mons[0].hp = 1.0
+    better, bad = evaluator.evaluate([state, worse])
+    assert bad < better
+    # The heuristic blend is a convex combination.
+    blended = ValueNetEvaluator(StateEncoder(model), network, heuristic_weight=1.0)
+    assert blended.evaluate([state])[0] == pytest.approx(
+        float(StateEncoder(model).encode(state)[-2]), abs=1e-6
+    )
+
+
+def test_root_priors_are_added_only_at_the_root(states):
+    model = TransitionModel(load_dex(9))
+    state = states[0]
+    legal = model.legal_actions(state, 0)
+    base = LookaheadProposer(model, 1)
+    plain = base.propose(state, 0, legal)
+    wanted = next(a for a in reversed(legal) if a not in plain)
+    proposer = PriorProposer(base, state.turn, lambda s, actions: [wanted, *actions], extra=1)
+    assert proposer.propose(state, 0, legal) == [*plain, wanted]  # one extra, at the end
+    child = model.step(state, legal[0], model.legal_actions(state, 1)[0])
+    child_legal = model.legal_actions(child, 0)
+    assert proposer.propose(child, 0, child_legal) == base.propose(child, 0, child_legal)
+    assert proposer.propose(state, 1, model.legal_actions(state, 1)) == base.propose(
+        state, 1, model.legal_actions(state, 1)
+    )
+
+
+def test_missing_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="pokegym distill"):
+        DistilledPolicy(checkpoint=str(tmp_path / "nothing"))
+    with pytest.raises(ValueError, match="depth >= 2"):
+        DistilledPolicy(depth=1)
+
+
+def test_distilled_plays_real_battles_at_depth_two():
+    agents: list[DistilledPolicy] = []
+
+    def factory(**options):
+        agent = DistilledPolicy(**options)
+        agents.append(agent)
+        return agent
+
+    register_agent("distilled_probe", factory)
+    result = run_arena(ArenaConfig(agents=["distilled_probe:time_limit=5.0", "max_power"],
+                                   battles_per_pair=2, concurrency=2, simulators=1, seed=4))  # fmt: skip
+    record = result.record("distilled_probe")
+    assert record["battles"] == 2 and record["timeouts"] == 0
+    depths = [d for agent in agents for d in agent.depths]
+    assert depths and all(d >= 1 for d in depths)
+    assert sum(d >= 2 for d in depths) / len(depths) > 0.9  # a generous clock: depth 2
