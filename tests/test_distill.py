@@ -100,7 +100,7 @@ def test_auc_on_known_rankings():
 def test_bad_inputs_give_clear_errors(tmp_path, dataset, capsys):
     assert main(["--data", str(tmp_path / "none"), "--out", str(tmp_path / "ck")]) == 2
     assert "pokegym collect" in capsys.readouterr().err
-    with pytest.raises(CheckpointError, match="model.safetensors"):
+    with pytest.raises(CheckpointError, match=r"model\.safetensors"):
         load_checkpoint(tmp_path)
     train(config(dataset, tmp_path / "ck", max_epochs=1), log=lambda _: None)
     weights = tmp_path / "ck" / "model.safetensors"

@@ -81,8 +81,9 @@ def test_distilled_plays_real_battles_at_depth_two():
         return agent
 
     register_agent("distilled_probe", factory)
-    result = run_arena(ArenaConfig(agents=["distilled_probe:time_limit=5.0", "max_power"],
-                                   battles_per_pair=2, concurrency=2, simulators=1, seed=4))  # fmt: skip
+    config = ArenaConfig(agents=["distilled_probe:time_limit=5.0", "max_power"],
+                         battles_per_pair=2, concurrency=2, simulators=1, seed=4)  # fmt: skip
+    result = run_arena(config)
     record = result.record("distilled_probe")
     assert record["battles"] == 2 and record["timeouts"] == 0
     depths = [d for agent in agents for d in agent.depths]
