@@ -9,12 +9,13 @@ language model:
   legal action's label on the action prompt (battle description, last turns, the world
   model's one-step lookahead block); the ``candidates`` most likely join the lookahead's
   best move and best switch, which are always candidates. Deeper nodes are hypothetical
-  states the prompt cannot describe: there the lookahead proposes.
+  states the prompt cannot describe: there the lookahead proposes its first
+  ``inner_width`` actions (best move, best switch).
 * **opponent modelling** (:class:`LLMOpponentModel`): the opponent's actions in the world
   model come from the priors (the modal set's moves, its seen Pokémon); at the root the
   model scores them on the opponent prompt and its ``opponent_candidates`` most likely
   join the lookahead's most damaging reply (always a candidate, so the search never
-  ignores the biggest threat). Deeper nodes: the lookahead.
+  ignores the biggest threat). Deeper nodes: the lookahead's first ``inner_width``.
 * **value function** (:class:`LLMLeafEvaluator`): each leaf state is written as a short
   text (:func:`leaf_text`: the paper's factors: HP and Pokémon left on both sides, who is
   faster, our best move's effectiveness and turns to KO, the opponent's biggest threat,
@@ -179,13 +180,13 @@ class LLMProposer:
     """Our candidates: the lookahead's best move and best switch, plus the model's top
     ``m`` actions at the root (the lookahead alone at deeper nodes)."""
 
-    def __init__(self, turn: _Turn, lookahead: LookaheadProposer, m: int):
-        self.turn, self.lookahead, self.m = turn, lookahead, m
+    def __init__(self, turn: _Turn, lookahead: LookaheadProposer, m: int, inner_width: int = 2):
+        self.turn, self.lookahead, self.m, self.inner_width = turn, lookahead, m, inner_width
 
     def propose(self, state: BattleState, side: int, legal: list[Action]) -> list[Action]:
         base = self.lookahead.propose(state, side, legal)
         if state is not self.turn.root or side != 0:
-            return base
+            return base[: self.inner_width]
         chosen = list(base[:2])
         for action in self.ranking(legal):
             if len(chosen) >= 2 + self.m:
@@ -236,13 +237,13 @@ class LLMOpponentModel:
     """The opponent's candidates: the lookahead's most damaging reply plus the model's
     ``m`` most likely actions at the root, among those the priors allow."""
 
-    def __init__(self, turn: _Turn, lookahead: LookaheadProposer, m: int):
-        self.turn, self.lookahead, self.m = turn, lookahead, m
+    def __init__(self, turn: _Turn, lookahead: LookaheadProposer, m: int, inner_width: int = 2):
+        self.turn, self.lookahead, self.m, self.inner_width = turn, lookahead, m, inner_width
 
     def propose(self, state: BattleState, side: int, legal: list[Action]) -> list[Action]:
         base = self.lookahead.propose(state, side, legal)
         if state is not self.turn.root or side != 1:
-            return base
+            return base[: self.inner_width]
         chosen = list(base[:1])
         for action in self.ranking(legal):
             if len(chosen) >= 1 + self.m:
@@ -352,6 +353,9 @@ class PokeChampPolicy(MinimaxPolicy):
         opponent_candidates: the model's predictions for the opponent (m'), besides the
             lookahead's most damaging reply.
         evaluator: ``"llm"`` (score buckets) or ``"heuristic"`` (the ablation).
+        inner_width: candidates per side below the root (depth 2): the lookahead's first
+            ``inner_width`` (best move, best switch), which keeps depth 2 within reach of
+            a CPU model (a root grid of 5 x 4 makes 20 inner nodes of 2 x 2 leaves).
         history_turns, knowledge, lookahead_text: what the prompts show.
         time_limit: seconds per decision; None: the turn clock.
         clock_bank, clock_increment, clock_margin: the turn clock.
@@ -372,6 +376,7 @@ class PokeChampPolicy(MinimaxPolicy):
         candidates: int = 3,
         opponent_candidates: int = 3,
         evaluator: str = "llm",
+        inner_width: int = 2,
         history_turns: int = 2,
         knowledge: bool = False,
         lookahead_text: bool = True,
@@ -400,6 +405,9 @@ class PokeChampPolicy(MinimaxPolicy):
         self.candidates = int(candidates)
         self.opponent_candidates = int(opponent_candidates)
         self.evaluator = evaluator
+        if inner_width < 1:
+            raise ValueError("inner_width must be at least 1")
+        self.inner_width = int(inner_width)
         self.fixed_time_limit = time_limit
         self.clock = TurnClock(clock_bank, clock_increment, clock_margin)
         self.prompter = BattlePrompter(
@@ -448,9 +456,14 @@ class PokeChampPolicy(MinimaxPolicy):
         assert self._root is not None, "state() runs before roles()"
         turn = _Turn(self, battle, self._root, model, self._deadline)
         self.last_turn = turn
-        proposer = LLMProposer(turn, LookaheadProposer(model, self.width), self.candidates)
+        proposer = LLMProposer(
+            turn, LookaheadProposer(model, self.width), self.candidates, self.inner_width
+        )
         opponent = LLMOpponentModel(
-            turn, LookaheadProposer(model, self.opponent_width), self.opponent_candidates
+            turn,
+            LookaheadProposer(model, self.opponent_width),
+            self.opponent_candidates,
+            self.inner_width,
         )
         heuristic = HeuristicEvaluator(model)
         evaluator: Evaluator = heuristic

@@ -63,6 +63,7 @@ class RoleModel(ScriptedModel):
         self.favourite = favourite
         self.delay = delay
         self.kinds: list[str] = []
+        self.batches = 0
 
     def _scores_for(self, prefix, options):
         text = prefix[-1]["content"]
@@ -82,6 +83,7 @@ class RoleModel(ScriptedModel):
 
     def score_batch(self, requests):  # one batched pass: one delay
         time.sleep(self.delay)
+        self.batches += 1
         return [ScriptedModel.score(self, r.prefix, r.options) for r in requests]
 
 
@@ -224,5 +226,23 @@ def test_one_real_model_decision_in_time():
         usage = policy.pop_usage()
         assert usage["calls"] >= 1 and usage["tokens_in"] > 500, usage
         assert "our candidates" in policy.last_log
+    finally:
+        session.close()
+
+
+def test_depth_two_uses_the_model_at_the_root_and_narrow_inner_nodes():
+    session, battle = battle_position(seed=9)
+    try:
+        scripted = RoleModel()
+        policy = PokeChampPolicy(model=scripted, depth=2, inner_width=2, time_limit=60)
+        policy.choose(battle)
+        tree = policy.last_search.last_tree
+        assert tree.depth_completed == 2 and not tree.timed_out
+        assert scripted.kinds.count("action") == 1 and scripted.kinds.count("opponent") == 1
+        # Leaves: the root grid at depth 1, then at most 2 x 2 per inner node (one inner
+        # node per root joint action), one batch per node.
+        inner_nodes = len(tree.candidates) * len(tree.replies)
+        assert 0 < scripted.kinds.count("value") <= inner_nodes * (1 + 4)
+        assert scripted.batches <= 1 + inner_nodes
     finally:
         session.close()
