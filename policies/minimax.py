@@ -84,16 +84,11 @@ class MinimaxPolicy(Policy):
 
     # ---------------------------------------------------------------- choice
     def state(self, battle: AbstractBattle, dex: Dex) -> BattleState:
-        determinization = belief_for(battle).modal_determinization()
-        state = state_from_battle(battle, determinization, dex)
-        seen = len(state.sides[1].mons)
-        size = max(len(battle.opponent_team), _team_size(battle))
-        state.notes = {"unseen": max(0, size - seen)}
-        return state
+        return decision_state(battle, dex)
 
     def choose(self, battle: AbstractBattle) -> BattleOrder:
         started = time.monotonic()
-        orders = _root_orders(battle, self.tera)
+        orders = root_actions(battle, self.tera)
         if not orders:
             return DefaultBattleOrder()
         if len(orders) == 1 or battle.opponent_active_pokemon is None:
@@ -112,6 +107,17 @@ class MinimaxPolicy(Policy):
         return orders[action]
 
 
+def decision_state(battle: AbstractBattle, dex: Dex) -> BattleState:
+    """The world-model state a search starts from: the opponent's hidden sets from the
+    modal set of the priors, and ``notes["unseen"]`` = opponent Pokémon not seen yet."""
+    determinization = belief_for(battle).modal_determinization()
+    state = state_from_battle(battle, determinization, dex)
+    seen = len(state.sides[1].mons)
+    size = max(len(battle.opponent_team), _team_size(battle))
+    state.notes = {"unseen": max(0, size - seen)}
+    return state
+
+
 def _team_size(battle: AbstractBattle) -> int:
     size = getattr(battle, "_team_size", None) or {}
     role = getattr(battle, "opponent_role", None)
@@ -120,8 +126,8 @@ def _team_size(battle: AbstractBattle) -> int:
     return 6
 
 
-def _root_orders(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder]:
-    """Our legal actions at the root, from the battle's request, with their orders."""
+def root_actions(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder]:
+    """Our legal world-model actions now, from the battle's request, with their orders."""
     orders: dict[Action, BattleOrder] = {}
     for move in battle.available_moves:
         orders[("move", to_id(move.id), False)] = SingleBattleOrder(move)
@@ -132,3 +138,6 @@ def _root_orders(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder
         if id(mon) in index:
             orders[("switch", index[id(mon)], False)] = SingleBattleOrder(mon)
     return orders
+
+
+_root_orders = root_actions  # the older private name
