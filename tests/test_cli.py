@@ -99,8 +99,8 @@ def test_bad_format_is_a_one_line_error():
 
 @pytest.mark.timeout(120)
 def test_unknown_agent_is_a_one_line_error():
-    result = run_cli("battle", "--p1", "minimax", "--battles", "1", "--quiet")
-    assert_one_line_error(result, "minimax", "max_power", "random")
+    result = run_cli("battle", "--p1", "no_such_agent", "--battles", "1", "--quiet")
+    assert_one_line_error(result, "no_such_agent", "max_power", "random")
 
 
 @pytest.mark.timeout(120)

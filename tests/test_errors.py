@@ -134,9 +134,9 @@ def test_mirror_with_opponent_team_is_rejected(rain_team):
 
 def test_unknown_opponent_lists_known_agents():
     with pytest.raises(UnknownAgentError) as excinfo:
-        ShowdownEnv("gen9randombattle", opponent="minimax")
+        ShowdownEnv("gen9randombattle", opponent="no_such_agent")
     message = str(excinfo.value)
-    assert "'minimax'" in message
+    assert "'no_such_agent'" in message
     assert "max_power" in message and "random" in message
     assert isinstance(excinfo.value, PokegymError)
 
