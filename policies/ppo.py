@@ -218,6 +218,8 @@ class PolicyNetwork:
 
     policy: Any
     header: dict[str, Any] = field(default_factory=dict)
+    threads: int = 1
+    """torch threads for a forward pass (restored afterwards)."""
 
     @classmethod
     def load(cls, path: str | Path) -> PolicyNetwork:
@@ -251,6 +253,20 @@ class PolicyNetwork:
         single = obs.ndim == 1
         if single:
             obs, masks = obs[None], masks[None]
+        # One decision is a batch of one: torch's thread pool costs more than it saves
+        # (measured here: ~1.3 ms on one thread, ~6.7 ms on two busy cores).
+        threads = torch.get_num_threads()
+        if threads != self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            return self._logits(obs, masks, single)
+        finally:
+            if threads != self.threads:
+                torch.set_num_threads(threads)
+
+    def _logits(self, obs: np.ndarray, masks: np.ndarray, single: bool) -> np.ndarray:
+        import torch
+
         with torch.no_grad():
             tensors = {
                 "observation": torch.from_numpy(np.ascontiguousarray(obs)),

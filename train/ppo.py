@@ -11,7 +11,7 @@ simulator process per core, seen by stable-baselines3 through
 training progress:
 
 * a curriculum of scripted agents (default ``random`` from the start,
-  ``max_power`` from 10 % of the steps, ``abyssal`` from 35 %); the newest stage
+  ``max_power`` from 2 % of the steps, ``abyssal`` from 50 %); the newest stage
   gets most battles, the earlier ones keep ``replay`` of them so nothing learnt is
   forgotten;
 * self-play: from ``self_play_start`` on, ``self_play`` of the battles are played
@@ -81,14 +81,14 @@ class PPOConfig:
     """Simulator (Node) processes; default one per CPU core."""
     reward: str = "shaped"
     """``shaped`` (win/loss plus potential-based HP and faint terms) or ``win_loss``."""
-    curriculum: str = "random@0,max_power@0.1,abyssal@0.35"
+    curriculum: str = "random@0,max_power@0.02,abyssal@0.5"
     """Opponent stages as ``agent@fraction``: the agent becomes the main opponent at that
     fraction of ``steps``. Agent specs may carry options (``one_step:tera=false@0.5``)."""
     replay: float = 0.3
     """Share of battles against the earlier stages' opponents (split evenly)."""
-    self_play: float = 0.2
+    self_play: float = 0.15
     """Share of battles against frozen snapshots of the policy, once there is one."""
-    self_play_start: float = 0.5
+    self_play_start: float = 0.6
     """Fraction of ``steps`` from which snapshots are taken and played."""
     snapshot_every: int = 50_000
     """Steps between two snapshots."""
@@ -97,7 +97,7 @@ class PPOConfig:
     self_play_envs: int = 0
     """Extra battles, besides ``n_envs``, played in the two-player env against snapshots
     from the start (the first battles face the learner's own current weights)."""
-    eval_every: int = 100_000
+    eval_every: int = 150_000
     """Steps between two arena evaluations (0: only at the end)."""
     eval_battles: int = 100
     """Battles per evaluation opponent (sides alternate)."""
@@ -105,7 +105,7 @@ class PPOConfig:
     """Comma-separated agents the policy is evaluated against."""
     final_eval: bool = True
     """Evaluate once more at the end of training."""
-    checkpoint_every: int = 100_000
+    checkpoint_every: int = 150_000
     """Steps between two checkpoints in ``out/checkpoints/``."""
     learning_rate: float = 3e-4
     """Adam step size (decays linearly to 10 % of it)."""
@@ -113,7 +113,7 @@ class PPOConfig:
     """Steps per battle slot per rollout (rollout = n_steps * n_envs)."""
     batch_size: int = 768
     """Minibatch size."""
-    n_epochs: int = 4
+    n_epochs: int = 6
     """Passes over each rollout."""
     gamma: float = 0.995
     """Discount factor."""
