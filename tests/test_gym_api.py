@@ -122,3 +122,21 @@ def test_bad_constructor_arguments():
         pokegym.ShowdownEnv("gen9randombattle", backend="cloud")
     with pytest.raises(ValueError, match="reward"):
         pokegym.ShowdownEnv("gen9randombattle", reward="elo")
+
+
+@pytest.mark.timeout(300)
+def test_single_env_trains_with_sb3_maskable_ppo():
+    """SB3's DummyVecEnv deep-copies infos every step: the live battle comes back as is."""
+    import copy
+
+    from sb3_contrib import MaskablePPO
+
+    env = gym.make("Showdown-Gen9RandomBattle")
+    try:
+        _, info = env.reset(seed=0)
+        assert copy.deepcopy(info)["battle"] is info["battle"]
+        model = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, seed=0)
+        model.learn(64)
+        assert model.num_timesteps >= 64
+    finally:
+        env.close()

@@ -82,6 +82,18 @@ class ShowdownBattle(Battle):
     def __hash__(self) -> int:
         return hash((self.battle_tag, self.player_username))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ShowdownBattle:
+        """The live battle itself, not a copy.
+
+        A battle object is a view that its backend keeps updating for as long as the
+        battle runs; a frozen copy of it would silently stop following the battle.
+        Libraries that deep-copy ``info`` dicts at every step (stable-baselines3's
+        ``DummyVecEnv``) therefore get the same object back, at no cost. To keep a
+        position, keep what you need from it (or the protocol lines) instead.
+        """
+        memo[id(self)] = self
+        return self
+
 
 class PlayerView:
     """One player's view of a battle, kept in a poke-env ``Battle``.
