@@ -11,8 +11,6 @@ directly, which takes a few seconds.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -20,12 +18,11 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pokegym.llm.base import BackendNotAvailableError, BundleChecksumError, ModelBundleError
-from pokegym.showdown.install import cache_home
+from pokegym.showdown.install import cache_home, file_lock
 
 _MARKER = "pokegym-bundle.json"
 
@@ -145,17 +142,6 @@ def assemble(parts: list[Path], destination: Path, expected_sha256: str, name: s
     return destination
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def is_converted(bundle: Bundle) -> bool:
     return (bundle.checkpoint_dir / _MARKER).is_file()
 
@@ -173,7 +159,7 @@ def ensure_checkpoint(name: str, *, quiet: bool = True) -> Path:
     if is_converted(bundle):
         return target
     parts = part_files(bundle)  # before the lock: a missing bundle fails fast
-    with _file_lock(target.parent / f".{target.name}.lock"):
+    with file_lock(target.parent / f".{target.name}.lock"):
         if is_converted(bundle):
             return target
         work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))

@@ -172,7 +172,8 @@ def is_installed() -> bool:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if needed) across processes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -199,7 +200,7 @@ def install_showdown(*, force: bool = False, quiet: bool = False, timeout: float
             "Showdown. Install npm (`apt-get install npm`) or set POKEGYM_SHOWDOWN_DIR."
         )
     target = install_dir()
-    with _file_lock(target.parent / f"{target.name}.lock"):
+    with file_lock(target.parent / f"{target.name}.lock"):
         if (target / _MARKER).exists() and not force:
             return target
         if not quiet:
