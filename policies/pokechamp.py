@@ -53,7 +53,7 @@ from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action, TransitionModel
 from policies.llm_common import DEFAULT_MODEL, Deadline, ModelHandle, TurnClock, _model_options
-from policies.minimax import DEADLINE_MARGIN, MinimaxPolicy, _root_orders
+from policies.minimax import DEADLINE_MARGIN, MinimaxPolicy, root_actions
 from policies.search import (
     Evaluator,
     HeuristicEvaluator,
@@ -511,4 +511,4 @@ class PokeChampPolicy(MinimaxPolicy):
 
 def root_orders(battle: AbstractBattle, tera: bool = True) -> dict[Action, BattleOrder]:
     """Our legal root actions with their orders (re-exported for tests and tools)."""
-    return _root_orders(battle, tera)
+    return root_actions(battle, tera)
