@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from abc import abstractmethod
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -331,9 +332,9 @@ class LLMPolicy(Policy):
         finally:
             self.clock.spent(battle.battle_tag, time.monotonic() - start)
 
+    @abstractmethod
     def decide(self, battle: AbstractBattle, deadline: Deadline) -> BattleOrder:
-        """The order for ``battle``, in time for ``deadline``."""
-        raise NotImplementedError
+        """The order for ``battle``, in time for ``deadline`` (each agent's own rule)."""
 
     def fallback(self, battle: AbstractBattle) -> BattleOrder:
         """:func:`fallback_order`, counted in the usage."""

@@ -32,6 +32,7 @@ before it exits; running the same command again plays only the missing ones.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import math
@@ -557,10 +558,10 @@ def _collect_parallel(
                 future.cancel()
             for future in pending:
                 if not future.cancelled():
-                    try:
+                    # A worker that failed while stopping has already written what it
+                    # finished; the interrupt below is what the caller needs to see.
+                    with contextlib.suppress(Exception):
                         played += future.result()
-                    except Exception:
-                        pass
             raise
     return played
 
