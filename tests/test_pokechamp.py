@@ -9,6 +9,7 @@ tests/test_search.py on hand-built trees and on the world model.
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -211,9 +212,11 @@ def _bundle_installed() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.skipif(not _bundle_installed(), reason="the qwen-0.5b bundle is not installed")
+@pytest.mark.skipif(
+    not _bundle_installed() and not os.environ.get("CI"),
+    reason="the qwen-0.5b bundle is not installed (in CI, where make installs it, this fails)",
+)
 def test_one_real_model_decision_in_time():
-    pytest.importorskip("torch")
     session, battle = battle_position(seed=11)
     try:
         policy = PokeChampPolicy(model="qwen-0.5b", model_threads=1, depth=1, time_limit=90)
