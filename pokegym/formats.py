@@ -83,6 +83,12 @@ def resolve_format(
     if not isinstance(format_id, str) or not format_id.strip():
         raise UnknownFormatError(f"A battle format id is a non-empty string, got {format_id!r}.")
     full_id = format_id_with_rules(format_id, dynamax=dynamax)
+    if full_id.split("@@@")[0].startswith("gen9designedmoves"):
+        # Formats of the designed-move mod: poke-env and the world model must know the
+        # library's moves too (read again each time: the library may have grown).
+        from pokegym.moves.library import MoveLibrary
+
+        MoveLibrary().activate()
     if full_id in _cache:
         return _cache[full_id]
     sim = simulator or shared_simulator()

@@ -154,15 +154,61 @@ def showdown_package_dir(install: bool = True, quiet: bool = False) -> Path:
         return path
     target = install_dir()
     package = target / "node_modules" / "pokemon-showdown"
-    if (target / _MARKER).exists():
-        return package
-    if not install:
-        raise ShowdownInstallError(
-            f"Pokémon Showdown is not installed yet (expected in {target}). "
-            "Run `pokegym showdown install`."
-        )
-    install_showdown(quiet=quiet)
+    if not (target / _MARKER).exists():
+        if not install:
+            raise ShowdownInstallError(
+                f"Pokémon Showdown is not installed yet (expected in {target}). "
+                "Run `pokegym showdown install`."
+            )
+        install_showdown(quiet=quiet)
+    install_mod(package)
     return package
+
+
+def moves_file() -> Path:
+    """The designed-move library the ``pokegym`` mod reads (``POKEGYM_MOVES_FILE``).
+
+    Default: ``$POKEGYM_HOME/moves/library.json``. Every Showdown process pokegym starts
+    gets this path in its environment (see :func:`subprocess_env`).
+    """
+    env = os.environ.get("POKEGYM_MOVES_FILE")
+    return Path(env).expanduser() if env else cache_home() / "moves" / "library.json"
+
+
+def subprocess_env() -> dict[str, str]:
+    """The environment of the Showdown processes pokegym starts (adds the move library)."""
+    return {**os.environ, "POKEGYM_MOVES_FILE": str(moves_file())}
+
+
+def install_mod(package: Path) -> None:
+    """Copy pokegym's Showdown mod and formats into ``package/dist`` when they differ.
+
+    The files (``js/mod``) add the ``pokegym`` mod (Gen 9 plus the designed moves of
+    :func:`moves_file`) and two formats: ``gen9designedmoves`` and
+    ``gen9designedmovesrandombattle``. Copying is idempotent and atomic per file, so
+    an install made by an older pokegym is brought up to date on first use. A
+    read-only package folder (``POKEGYM_SHOWDOWN_DIR``) is left as it is: its
+    formats then lack the designed-move formats.
+    """
+    source = JS_DIR / "mod"
+    files = [path for path in source.rglob("*.js") if path.is_file()]
+    stale = []
+    for path in files:
+        target = package / "dist" / path.relative_to(source)
+        if not target.exists() or target.read_bytes() != path.read_bytes():
+            stale.append((path, target))
+    if not stale:
+        return
+    try:
+        with file_lock(package.parent / ".pokegym-mod.lock"):
+            for path, target in stale:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+                tmp.write_bytes(path.read_bytes())
+                os.replace(tmp, target)
+    except OSError:
+        if not os.environ.get("POKEGYM_SHOWDOWN_DIR"):
+            raise
 
 
 def is_installed() -> bool:

@@ -23,7 +23,7 @@ import weakref
 from pathlib import Path
 
 from pokegym.errors import PortInUseError, ServerError
-from pokegym.showdown.install import find_node, showdown_package_dir
+from pokegym.showdown.install import find_node, showdown_package_dir, subprocess_env
 
 _servers: weakref.WeakSet[LocalServer] = weakref.WeakSet()
 
@@ -159,6 +159,7 @@ class LocalServer:
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         start_new_session=True,
+                        env=subprocess_env(),
                     )
                 self.port = port
                 try:

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from pokegym.errors import BattleTimeoutError, SimulatorError
-from pokegym.showdown.install import JS_DIR, find_node, showdown_package_dir
+from pokegym.showdown.install import JS_DIR, find_node, showdown_package_dir, subprocess_env
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -105,6 +105,7 @@ class Simulator:
                 stderr=self._stderr,
                 bufsize=0,
                 start_new_session=True,  # a Ctrl-C in the terminal reaches us, not Node
+                env=subprocess_env(),
             )
             self._buffer = bytearray()
             self._pending = 0

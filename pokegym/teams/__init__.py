@@ -161,10 +161,14 @@ def builtin_formats() -> list[str]:
     return sorted(p.name for p in DATA_DIR.iterdir() if p.is_dir())
 
 
+# Formats whose rules accept another format's shipped teams.
+_POOL_ALIASES = {"gen9designedmoves": "gen9ou"}
+
+
 def builtin_pool(format_id: str = "gen9ou") -> TeamPool:
     """The teams shipped with pokegym for a format (Gen 9 OU: 15 archetypes)."""
     base = format_id.split("@@@")[0]
-    folder = DATA_DIR / base
+    folder = DATA_DIR / _POOL_ALIASES.get(base, base)
     if not folder.is_dir():
         raise InvalidTeamError(
             f"pokegym ships no teams for {base!r} (it has: {', '.join(builtin_formats())}). "

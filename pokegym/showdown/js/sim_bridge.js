@@ -165,6 +165,7 @@ function formatInfo(formatid) {
   return {
     id: format.id,
     name: format.name,
+    mod: format.mod,
     gen: dex.gen,
     gameType: format.gameType || 'singles',
     randomTeams: !!format.team,
