@@ -89,6 +89,7 @@ def resolve_format(
         from pokegym.moves.library import MoveLibrary
 
         MoveLibrary().activate()
+        (simulator or shared_simulator()).refresh_moves()
     if full_id in _cache:
         return _cache[full_id]
     sim = simulator or shared_simulator()

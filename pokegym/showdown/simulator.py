@@ -32,7 +32,13 @@ from typing import Any
 import orjson
 
 from pokegym.errors import BattleTimeoutError, SimulatorError
-from pokegym.showdown.install import JS_DIR, find_node, showdown_package_dir, subprocess_env
+from pokegym.showdown.install import (
+    JS_DIR,
+    find_node,
+    moves_file,
+    showdown_package_dir,
+    subprocess_env,
+)
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -67,6 +73,7 @@ class Simulator:
         self._lock = threading.RLock()
         self._pending = 0
         self._next_id = 0
+        self.moves_stamp: tuple[str, int, int] | None = None
         self.generation = 0  # bumps at every (re)start; battles remember theirs
         self._owner_pid = os.getpid()
         _live.add(self)
@@ -89,6 +96,21 @@ class Simulator:
             self._buffer = bytearray()
             self._pending = 0
 
+    def refresh_moves(self) -> bool:
+        """Restart a running process whose designed-move library has changed since it started.
+
+        Showdown reads the library (:func:`~pokegym.showdown.install.moves_file`) once per
+        process, so a move approved after the start would be unknown to it. Battles in
+        flight on this process are lost; call this between battles (environments do it
+        when a designed-move format is set up). Returns True when it restarted.
+        """
+        with self._lock:
+            if not self.is_running() or self.moves_stamp == _moves_stamp():
+                return False
+            self._kill()
+            self.ensure_running()
+            return True
+
     def ensure_running(self) -> None:
         """Start the Node process if it is not running (first use or after a crash)."""
         with self._lock:
@@ -98,6 +120,7 @@ class Simulator:
             package = self._showdown_dir or showdown_package_dir()
             node = find_node().node
             self._stderr = tempfile.TemporaryFile()
+            self.moves_stamp = _moves_stamp()
             self._proc = subprocess.Popen(
                 [node, "--expose-gc", str(JS_DIR / "sim_bridge.js"), str(package)],
                 stdin=subprocess.PIPE,
@@ -332,6 +355,15 @@ def _reset_shared_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_reset_shared_after_fork)
+
+
+def _moves_stamp() -> tuple[str, int, int] | None:
+    path = moves_file()
+    try:
+        stat = path.stat()
+    except OSError:
+        return (str(path), 0, 0)
+    return (str(path), stat.st_mtime_ns, stat.st_size)
 
 
 def shared_simulator() -> Simulator:
