@@ -2,6 +2,7 @@
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
 pokegym compare --agents max_power,random --battles 100 --out results/
+pokegym play --opponent abyssal [--format gen9ou --team FILE]
 pokegym bench env|arena|calc|worldmodel|llm [--quick]
 pokegym llm check [--model qwen-0.5b]
 pokegym showdown install | start [--port N] | status
@@ -179,7 +180,7 @@ def _bench(args: argparse.Namespace) -> int:
 # Commands that live in the layers above pokegym (training, data collection) are found
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
-BUILTIN_COMMANDS = frozenset({"battle", "compare", "llm", "bench", "showdown"})
+BUILTIN_COMMANDS = frozenset({"battle", "compare", "play", "llm", "bench", "showdown"})
 
 
 def _plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
@@ -203,6 +204,12 @@ def _run_plugin(name: str, rest: list[str]) -> int:
             "is pokegym installed with its extras (pip install -e '.[dev,rl]')?"
         ) from exc
     return int(command_main(rest))
+
+
+def _play(args: argparse.Namespace) -> int:
+    from pokegym.play import play_command
+
+    return play_command(args)
 
 
 def _llm(args: argparse.Namespace) -> int:
@@ -309,6 +316,16 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--replays", action="store_true", help="save HTML replays in OUT/replays")
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
     compare.set_defaults(func=_compare)
+
+    play = sub.add_parser("play", help="play a battle yourself against an agent, in the terminal")
+    play.add_argument("--opponent", default="abyssal", help="agent spec, e.g. random:seed=3")
+    play.add_argument("--format", default="gen9randombattle", help="Showdown format id")
+    play.add_argument("--team", help="your team file (formats with teams, e.g. gen9ou)")
+    play.add_argument("--seed", type=int, help="seed of the battle (default: a new one)")
+    play.add_argument("--replays", default="replays", metavar="DIR", help="replay + JSON folder")
+    play.add_argument("--name", default="Player", help="your name in the battle")
+    play.add_argument("--no-rating", action="store_true", help="do not ask to rate the opponent")
+    play.set_defaults(func=_play)
 
     llm = sub.add_parser("llm", help="language models: llm check [--model qwen-0.5b]")
     llm.add_argument("rest", nargs=argparse.REMAINDER, help="llm subcommand and its options")

@@ -1,0 +1,742 @@
+"""A person plays a battle against an agent in the terminal (``pokegym play``).
+
+The person plays side p1 and any registered agent plays p2, on the embedded
+simulator. Each decision shows what happened since the last one, the state of the
+battle (from :mod:`pokegym.text.render`, so the person sees the same vocabulary the
+LLM agents do) and a numbered list of the legal choices; only a choice from that
+list is ever sent to Showdown. At the end the person may rate how hard the
+opponent was, and the battle is saved as a Showdown spectator log plus a JSON
+sidecar (see :func:`save_replay`).
+
+The loop (:func:`play_battle_interactive`) takes its input from a function and
+writes to a file-like object, so tests drive it with scripted answers and the
+command line wires it to the terminal.
+
+Team formats (gen9ou ...): the person picks the lead at Team Preview (``1`` keeps
+the team sheet's order); the rest of the team follows in team-sheet order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from poke_env.battle import AbstractBattle
+
+from pokegym.actions import GIMMICK_MOVE, SWITCH, ActionCodec, request_moves
+from pokegym.agents import Agent
+from pokegym.backends import BattleSession, SimBackend
+from pokegym.backends.base import ROLES
+from pokegym.backends.sim import SimBattleSession
+from pokegym.env import BattleSetup, TeamSpec, opponent_choice
+from pokegym.errors import IllegalActionError, PokegymError
+from pokegym.showdown.simulator import Simulator
+from pokegym.text.render import (
+    GameNames,
+    ProtocolRecorder,
+    history_text,
+    legal_actions,
+    state_text,
+    team_text,
+    to_id,
+)
+
+HUMAN, AGENT = 0, 1
+PROMPT = "Your choice> "
+RATING_PROMPT = "Rate the opponent's difficulty 1-5 (Enter to skip)> "
+CONFIRM_PROMPT = "Forfeit the battle? [y/N]> "
+MAX_NAME_LENGTH = 18  # Showdown's limit on player names
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.\-]*$")
+
+HELP = """\
+Type the number of a choice, or its name: a move ("thunderbolt"), a Pokémon to
+switch to ("garchomp"); a unique prefix is enough ("thund"). Prefix a move with
+"tera" to Terastallize ("tera thund"), with "dynamax" in gen 8; "switch NAME"
+and "move NAME" say which one you mean when names clash.
+Commands: help (this text), state (show the battle again), forfeit (give up).
+Ctrl-D or Ctrl-C forfeits the battle at once."""
+
+InputFn = Callable[[str], str]
+_EMPTY_FIELD = ("Weather: none. Field: none.", "Your side: none. Opponent's side: none.")
+
+
+# ----------------------------------------------------------------- choices
+@dataclass(frozen=True)
+class ChoiceOption:
+    """One legal choice as the person sees it, and the Showdown choice it sends."""
+
+    number: int
+    kind: str  # "move", "gimmick" (tera/dynamax + move), "switch" or "lead"
+    name: str  # the move's or the Pokémon's name
+    choice: str  # Showdown's choice string, e.g. "move 2 terastallize"
+    detail: str = ""
+    gimmick_word: str = "tera"
+
+    @property
+    def label(self) -> str:
+        if self.kind == "gimmick":
+            return f"{self.gimmick_word} {self.name}"
+        if self.kind in ("switch", "lead"):
+            return f"{self.kind} {self.name}"
+        return self.name
+
+    def line(self) -> str:
+        return f"{self.number:>3}. {self.label:<24} {self.detail}".rstrip()
+
+
+def _gimmick_word(codec: ActionCodec) -> str:
+    return "dynamax" if codec.gimmick == "dynamax" else "tera"
+
+
+def choice_options(
+    battle: AbstractBattle, codec: ActionCodec, names: GameNames
+) -> list[ChoiceOption]:
+    """The legal choices now, numbered from 1: moves, gimmick moves, then switches.
+
+    Built from the codec's legal actions, so the list is exactly what the
+    environments would allow; details come from :func:`pokegym.text.render.legal_actions`
+    plus the PP left from Showdown's request.
+    """
+    described = {a.action: a for a in legal_actions(battle, codec, names)}
+    moves = request_moves(battle)
+    team = list(battle.team.values())
+    word = _gimmick_word(codec)
+    options: list[ChoiceOption] = []
+    for action in codec.legal_actions(battle):
+        choice = codec.to_choice(action, battle)
+        if choice is None:
+            continue
+        info = described.get(action)
+        detail = info.detail if info is not None else ""
+        number = len(options) + 1
+        if action >= SWITCH:
+            mon = team[action - SWITCH]
+            name = names.species(mon.species) or mon.species
+            kind = "lead" if battle.teampreview else "switch"
+            options.append(ChoiceOption(number, kind, name, choice, detail, word))
+            continue
+        gimmick = action >= GIMMICK_MOVE
+        slot = action % 4
+        entry = moves[slot] if slot < len(moves) else {}
+        name = names.move(entry.get("id")) or str(entry.get("move") or f"move {slot + 1}")
+        if gimmick:
+            # The same move as above; say what the gimmick does instead of repeating it.
+            tera = _active_tera_type(battle) if codec.gimmick == "terastallize" else None
+            detail = f"(Terastallize into {tera} first)" if tera else f"({codec.gimmick} first)"
+        else:
+            detail = detail.removeprefix(f"{name} ")
+            if entry.get("maxpp"):
+                detail = f"{detail}, PP {entry.get('pp', '?')}/{entry['maxpp']}".lstrip(", ")
+        kind = "gimmick" if gimmick else "move"
+        options.append(ChoiceOption(number, kind, name, choice, detail, word))
+    return options
+
+
+def _active_tera_type(battle: AbstractBattle) -> str | None:
+    """The active Pokémon's Tera Type, from Showdown's request (poke-env leaves it unset)."""
+    side = (battle.last_request or {}).get("side") or {}
+    for entry in side.get("pokemon", []):
+        if entry.get("active") and entry.get("teraType"):
+            return str(entry["teraType"])
+    return None
+
+
+class InputError(ValueError):
+    """The person's input names no legal choice; the message says what to type."""
+
+
+_KIND_WORDS = {
+    "move": "move",
+    "use": "move",
+    "switch": "switch",
+    "go": "switch",
+    "lead": "lead",
+    "tera": "gimmick",
+    "terastallize": "gimmick",
+    "dynamax": "gimmick",
+    "max": "gimmick",
+}
+
+
+def resolve_input(
+    text: str, options: Sequence[ChoiceOption], unavailable: Sequence[str] = ()
+) -> ChoiceOption:
+    """The option ``text`` names: its number, or a name (case-insensitive, unique prefix).
+
+    Args:
+        unavailable: names the person might type that are not legal now (disabled
+            moves, fainted Pokémon), for a clearer message.
+
+    Raises:
+        InputError: nothing or more than one option matches; the message says why.
+    """
+    raw = text.strip()
+    if not raw:
+        raise InputError("Type the number of a choice, a move or Pokémon name, or 'help'.")
+    if raw.isdigit():
+        number = int(raw)
+        for option in options:
+            if option.number == number:
+                return option
+        raise InputError(f"There is no choice {number}; pick a number from 1 to {len(options)}.")
+    first, _, rest = raw.partition(" ")
+    kinds: tuple[str, ...]
+    wanted = _KIND_WORDS.get(first.lower())
+    if wanted is not None and rest.strip():
+        kinds, query = (wanted,), to_id(rest)
+    else:
+        if wanted == "gimmick":
+            raise InputError(f"{first} what? Add the move, e.g. '{first} {_example(options)}'.")
+        kinds, query = ("move", "switch", "lead"), to_id(raw)
+    if not query:
+        raise InputError(f"{raw!r} names no choice; type a number, a name, or 'help'.")
+    if "switch" in kinds:
+        kinds = (*kinds, "lead")  # "switch X" at Team Preview means "lead X"
+    candidates = [o for o in options if o.kind in kinds]
+    exact = [o for o in candidates if to_id(o.name) == query]
+    if len(exact) == 1:
+        return exact[0]
+    matches = exact or [o for o in candidates if to_id(o.name).startswith(query)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        labels = ", ".join(f"{o.number}. {o.label}" for o in matches)
+        raise InputError(f"{raw!r} matches several choices ({labels}); type more or a number.")
+    if kinds == ("gimmick",):
+        if not any(o.kind == "gimmick" for o in options):
+            raise InputError("That gimmick is not available now (already used, or not allowed).")
+    for name in unavailable:
+        if to_id(name).startswith(query):
+            raise InputError(f"{name} is not a legal choice now.")
+    raise InputError(f"No legal choice matches {raw!r}; type a number from 1 to {len(options)}.")
+
+
+def _example(options: Sequence[ChoiceOption]) -> str:
+    for option in options:
+        if option.kind in ("move", "gimmick"):
+            return option.name.lower()
+    return "thunderbolt"
+
+
+def _unavailable_names(battle: AbstractBattle, names: GameNames) -> list[str]:
+    found: list[str] = []
+    active = battle.active_pokemon
+    if active is not None:
+        found += [names.move(m) or m for m in active.moves]
+    found += [names.species(m.species) or m.species for m in battle.team.values()]
+    return found
+
+
+# ------------------------------------------------------------------- result
+@dataclass
+class PlayResult:
+    """What one battle played by a person produced (the content of the JSON sidecar).
+
+    ``result`` is "won", "lost" or "tie" for a battle played to its end, "forfeit"
+    when the person gave up (the ``forfeit`` command, Ctrl-D or Ctrl-C),
+    "truncated" at the format's turn limit, "unfinished" when it broke off
+    (``ended_by`` says how: "battle", "forfeit", "eof", "interrupt", "max_turns",
+    "error").
+    """
+
+    format: str
+    player_name: str
+    opponent_name: str
+    seed: int
+    result: str = "unfinished"
+    ended_by: str = "error"
+    winner: str | None = None  # "player", "opponent", or None (tie / unfinished)
+    turns: int = 0
+    choices: list[dict[str, Any]] = field(default_factory=list)
+    rating: int | None = None
+    log: str | None = None
+    error: str | None = None
+    finished: bool = False  # Showdown ended the battle (a win or tie line is in the log)
+
+
+class _Forfeit(Exception):
+    """The person left (Ctrl-D, Ctrl-C at a prompt): unwinds the loop to forfeit."""
+
+    def __init__(self, how: str):
+        super().__init__(how)
+        self.how = how
+
+
+def forfeit(session: BattleSession, side: int = HUMAN) -> bool:
+    """End the battle as a loss for ``side``; True when Showdown recorded it.
+
+    On the simulator this is Showdown's ``>forcelose`` (the log then ends with the
+    opponent's ``|win|`` line); a server battle forfeits when its session closes.
+    """
+    if session.finished:
+        return True
+    if isinstance(session, SimBattleSession):
+        command = ["write", session.battle_id, f">forcelose {ROLES[side]}"]
+        session.absorb(session.simulator.call([command])[0])
+        return session.finished
+    session.close()
+    return False
+
+
+# --------------------------------------------------------------------- loop
+class _Screen:
+    """Writes the battle for a person: events since the last decision, state, choices."""
+
+    def __init__(self, output: TextIO, battle: AbstractBattle, names: GameNames):
+        self.output = output
+        self.battle = battle
+        self.names = names
+        self.recorder = ProtocolRecorder.attach(battle)
+        self.shown = 0  # recorder messages already told
+        self.shown_turn = battle.turn
+        self.last_events = ""
+
+    def say(self, text: str = "") -> None:
+        self.output.write(text + "\n")
+        self.output.flush()
+
+    def new_events(self) -> str:
+        """What happened since the last call, turn by turn, as sentences."""
+        messages = self.recorder.messages[self.shown :]
+        start = [["", "turn", str(self.shown_turn)]]
+        self.shown = len(self.recorder.messages)
+        self.shown_turn = self.battle.turn
+        if not messages:
+            return ""
+        text = history_text(
+            start + messages, "p1", self.names, last_turns=1_000, battle=self.battle
+        )
+        return "" if text == "No turns played yet." else text
+
+    def state(self, options: Sequence[ChoiceOption]) -> None:
+        battle = self.battle
+        if battle.teampreview:
+            title = "Team Preview: choose your lead"
+        elif any(o.kind == "switch" for o in options) and not any(
+            o.kind in ("move", "gimmick") for o in options
+        ):
+            title = f"Turn {battle.turn}: choose a Pokémon to send in"
+        else:
+            title = f"Turn {battle.turn}"
+        self.say(f"\n=== {title} ===")
+        if self.last_events:
+            self.say("What happened:\n" + self.last_events)
+        if battle.teampreview:
+            self.say(team_text(battle, self.names))
+            team = [
+                self.names.species(m.species) or m.species for m in battle.teampreview_opponent_team
+            ]
+            self.say("Opponent's team: " + (", ".join(team) or "unknown") + ".")
+        else:
+            lines = state_text(battle, self.names).splitlines()
+            # The title already names the turn; "none" lines about the field say nothing.
+            self.say("\n".join(line for line in lines[1:] if line not in _EMPTY_FIELD))
+        self.say("Your choices:")
+        for option in options:
+            self.say(option.line())
+
+
+def _new_rng_seed() -> int:
+    return int.from_bytes(os.urandom(8), "big") >> 1
+
+
+def play_battle_interactive(
+    setup: BattleSetup,
+    opponent: Agent,
+    *,
+    input_fn: InputFn,
+    output: TextIO,
+    seed: int | None = None,
+    player_name: str = "Player",
+    opponent_name: str = "opponent",
+    ask_rating: bool = True,
+) -> PlayResult:
+    """Play one battle: the person (side p1, through ``input_fn``) against ``opponent``.
+
+    ``input_fn(prompt)`` returns one line the person typed (``builtins.input`` in the
+    terminal); it may raise ``EOFError`` or ``KeyboardInterrupt``, which forfeit the
+    battle. Whatever happens, the session is closed and the returned result holds
+    the protocol log so far (``setup`` should keep spectator logs:
+    ``log_battles="spectator"``), so the caller can always save a replay.
+
+    Raises:
+        PokegymError: the simulator failed; the partial result is attached to the
+            exception as ``exc.play_result``.
+    """
+    seed = _new_rng_seed() if seed is None else seed
+    rng = np.random.default_rng(seed)
+    result = PlayResult(setup.fmt.id, player_name, opponent_name, seed)
+    seed_fn = getattr(opponent, "seed", None)
+    if callable(seed_fn):
+        seed_fn(int(rng.integers(2**63 - 1)))
+    session = setup._start_session(rng)
+    battle = session.battles[HUMAN]
+    names = GameNames(setup.fmt.gen)
+    screen = _Screen(output, battle, names)
+    screen.say(
+        f"{setup.fmt.name}: {player_name} (you) vs {opponent_name}, seed {seed}. "
+        "Type 'help' for how to choose."
+    )
+    try:
+        _loop(setup, session, opponent, rng, screen, input_fn, result)
+        if ask_rating and result.result in ("won", "lost", "tie", "forfeit", "truncated"):
+            result.rating = read_rating(input_fn, output)
+    except _Forfeit as stop:
+        result.ended_by = stop.how
+        _forfeit_quietly(session, result)
+    except KeyboardInterrupt:  # Ctrl-C while the opponent thinks or Showdown simulates
+        result.ended_by = "interrupt"
+        _forfeit_quietly(session, result)
+    except PokegymError as exc:
+        result.ended_by, result.error = "error", str(exc)
+        _forfeit_quietly(session, result)
+        exc.play_result = result  # type: ignore[attr-defined]
+        raise
+    finally:
+        result.turns = battle.turn
+        result.finished = session.finished
+        result.log = session.replay_log()
+        session.close()
+        setup.session = None
+    return result
+
+
+def _forfeit_quietly(session: BattleSession, result: PlayResult) -> None:
+    try:
+        if forfeit(session):
+            result.result, result.winner = "forfeit", "opponent"
+    except PokegymError as exc:  # the simulator is gone: keep the log so far
+        result.error = result.error or str(exc)
+
+
+def _loop(
+    setup: BattleSetup,
+    session: BattleSession,
+    opponent: Agent,
+    rng: np.random.Generator,
+    screen: _Screen,
+    input_fn: InputFn,
+    result: PlayResult,
+) -> None:
+    battle = session.battles[HUMAN]
+    codec = setup.codec
+    view = getattr(session, "views", (None,))[HUMAN]
+    for _ in range(100_000):
+        if session.finished:
+            break
+        if battle.turn >= setup.max_turns:
+            result.result, result.ended_by = "truncated", "max_turns"
+            screen.say(f"\nThe battle reached the turn limit ({setup.max_turns}); it ends here.")
+            return
+        choices: dict[int, str] = {}
+        if session.needs_choice(HUMAN):
+            option, typed = _ask(battle, codec, screen, input_fn)
+            if option is None:
+                if forfeit(session):
+                    result.result, result.ended_by, result.winner = "forfeit", "forfeit", "opponent"
+                    screen.say(f"You forfeited. {result.opponent_name} wins.")
+                    return
+                raise PokegymError("The battle could not be forfeited.")
+            choices[HUMAN] = option.choice
+            result.choices.append(
+                {"turn": battle.turn, "choice": option.choice, "label": option.label,
+                 "input": typed}
+            )  # fmt: skip
+        if session.needs_choice(AGENT):
+            choices[AGENT] = opponent_choice(opponent, session.battles[AGENT], codec, rng)
+        if not choices:
+            raise PokegymError("Neither side can move but the battle is not over.")
+        rejections = getattr(view, "rejections", 0)
+        try:
+            session.choose(choices)
+        except IllegalActionError as exc:  # Showdown refused it: the request still stands
+            if HUMAN in choices and f"rejected {ROLES[HUMAN]}'s" in str(exc):
+                screen.say(f"Showdown refused that choice: {exc}. Choose again.")
+                result.choices.pop()
+                continue
+            raise
+        if getattr(view, "rejections", 0) > rejections and session.needs_choice(HUMAN):
+            # [Unavailable choice]: e.g. a trap revealed; a new request followed.
+            screen.say("That choice turned out to be unavailable (e.g. you are trapped).")
+            result.choices.pop()
+    else:
+        raise PokegymError("The battle did not end.")
+    events = screen.new_events()
+    if events:
+        screen.say("\n" + events)
+    winner = session.winner
+    if winner is None:
+        result.result, result.winner = "tie", None
+        screen.say("\nThe battle ended in a tie.")
+    elif winner == HUMAN:
+        result.result, result.winner = "won", "player"
+        screen.say(f"\nYou won against {result.opponent_name} in {battle.turn} turns!")
+    else:
+        result.result, result.winner = "lost", "opponent"
+        screen.say(f"\nYou lost: {result.opponent_name} won in {battle.turn} turns.")
+    result.ended_by = "battle"
+
+
+def _ask(
+    battle: AbstractBattle, codec: ActionCodec, screen: _Screen, input_fn: InputFn
+) -> tuple[ChoiceOption | None, str]:
+    """Show the state and ask until the person names a legal choice (None: forfeit)."""
+    options = choice_options(battle, codec, screen.names)
+    if not options:
+        raise PokegymError("Showdown asks for a choice but none is legal.")
+    screen.last_events = screen.new_events() or screen.last_events
+    screen.state(options)
+    unavailable = _unavailable_names(battle, screen.names)
+    while True:
+        typed = _read(input_fn, PROMPT, "interrupt")
+        command = typed.strip().lower()
+        if command in ("help", "?", "h"):
+            screen.say(HELP)
+            continue
+        if command in ("state", "s", "show"):
+            screen.state(options)
+            continue
+        if command in ("forfeit", "ff", "quit", "exit"):
+            answer = _read(input_fn, CONFIRM_PROMPT, "interrupt").strip().lower()
+            if answer in ("y", "yes"):
+                return None, typed
+            screen.say("The battle goes on.")
+            continue
+        try:
+            return resolve_input(typed, options, unavailable), typed
+        except InputError as exc:
+            screen.say(str(exc))
+
+
+def _read(input_fn: InputFn, prompt: str, on_interrupt: str) -> str:
+    try:
+        return input_fn(prompt)
+    except EOFError:
+        raise _Forfeit("eof") from None
+    except KeyboardInterrupt:
+        raise _Forfeit(on_interrupt) from None
+
+
+def read_rating(input_fn: InputFn, output: TextIO) -> int | None:
+    """Ask for the opponent's difficulty, 1-5; Enter, Ctrl-D or Ctrl-C skip it."""
+    while True:
+        try:
+            text = input_fn(RATING_PROMPT).strip()
+        except (EOFError, KeyboardInterrupt):
+            output.write("\n")
+            return None
+        if not text:
+            return None
+        if text.isdigit() and 1 <= int(text) <= 5:
+            return int(text)
+        output.write("Please type a whole number from 1 (easy) to 5 (very hard), or press Enter.\n")
+        output.flush()
+
+
+# ------------------------------------------------------------------ replays
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one,
+    never half of it (a temporary file in the same folder, then a rename)."""
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "agent"
+
+
+def replay_metadata(
+    result: PlayResult, *, opponent_spec: str, team: str | None = None
+) -> dict[str, Any]:
+    """The JSON sidecar of a replay."""
+    from pokegym import __version__
+
+    return {
+        "pokegym_version": __version__,
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "format": result.format,
+        "player_name": result.player_name,
+        "player_side": "p1",
+        "opponent": opponent_spec,
+        "opponent_name": result.opponent_name,
+        "team": team,
+        "seed": result.seed,
+        "result": result.result,
+        "ended_by": result.ended_by,
+        "finished": result.finished,
+        "winner": result.winner,
+        "turns": result.turns,
+        "choices": result.choices,
+        "rating": result.rating,
+        "error": result.error,
+    }
+
+
+def save_replay(
+    result: PlayResult,
+    folder: str | Path,
+    *,
+    opponent_spec: str,
+    team: str | None = None,
+) -> tuple[Path | None, Path]:
+    """Write ``<stamp>-<format>-vs-<opponent>.log`` (Showdown's spectator protocol
+    log, readable by Showdown's replay tools) and the ``.json`` sidecar beside it.
+
+    Returns (log path or None when no log was kept, JSON path).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = f"{stamp}-{_slug(result.format)}-vs-{_slug(result.opponent_name)}"
+    stem, n = base, 1
+    while (folder / f"{stem}.json").exists() or (folder / f"{stem}.log").exists():
+        n += 1
+        stem = f"{base}-{n}"
+    log_path = folder / f"{stem}.log" if result.log is not None else None
+    payload = replay_metadata(result, opponent_spec=opponent_spec, team=team)
+    payload["log"] = log_path.name if log_path is not None else None
+    if log_path is not None and result.log is not None:
+        _atomic_write(log_path, result.log if result.log.endswith("\n") else result.log + "\n")
+    json_path = folder / f"{stem}.json"
+    _atomic_write(json_path, json.dumps(payload, indent=2) + "\n")
+    return log_path, json_path
+
+
+# --------------------------------------------------------------------- setup
+class NamedSimBackend(SimBackend):
+    """The simulator backend with the players' display names in the battle (and so in
+    the replay log) instead of "p1"/"p2"."""
+
+    def __init__(self, names: tuple[str, str], simulator: Simulator | None = None):
+        super().__init__(simulator)
+        self.names = names
+
+    def start(
+        self,
+        fmt: Any,
+        *,
+        teams: Sequence[str | None],
+        seeds: tuple[int, int, int],
+        log: str | None = None,
+    ) -> BattleSession:
+        return SimBattleSession(
+            self.simulator, fmt, teams=teams, seeds=seeds, log=log, names=self.names
+        )
+
+
+def display_names(player: str, opponent: str) -> tuple[str, str]:
+    """Checked player names: the person's as given, the opponent's made distinct."""
+    player = player.strip()
+    if not player or len(player) > MAX_NAME_LENGTH or not _NAME.match(player):
+        raise PokegymError(
+            f"--name {player!r}: use 1-{MAX_NAME_LENGTH} letters, digits, spaces, '_', '.' "
+            "or '-', starting with a letter or digit."
+        )
+    opponent = opponent[:MAX_NAME_LENGTH] or "opponent"
+    if to_id(opponent) == to_id(player):
+        opponent = f"{opponent[: MAX_NAME_LENGTH - 4]} bot"
+    return player, opponent
+
+
+def make_play_setup(
+    battle_format: str,
+    *,
+    names: tuple[str, str],
+    team: TeamSpec = None,
+    max_turns: int = 500,
+    simulator: Simulator | None = None,
+) -> BattleSetup:
+    """A :class:`BattleSetup` on the simulator that keeps the spectator log."""
+    return BattleSetup(
+        battle_format,
+        team=team,
+        backend=NamedSimBackend(names, simulator),
+        log_battles="spectator",
+        max_turns=max_turns,
+    )
+
+
+# ---------------------------------------------------------------- command
+def play_command(
+    args: argparse.Namespace,
+    *,
+    input_fn: InputFn = input,
+    output: TextIO | None = None,
+) -> int:
+    """``pokegym play``: 0 when the battle ended (forfeits included), 1 on Ctrl-D,
+    130 on Ctrl-C; a replay is saved in every case."""
+    import sys
+
+    from pokegym.agents import make_agent, parse_agent_spec
+
+    out = sys.stdout if output is None else output
+    if input_fn is input and sys.stdin.isatty():
+        with contextlib.suppress(ImportError):  # line editing and history for input()
+            import readline  # noqa: F401
+    if args.seed is not None and args.seed < 0:
+        raise PokegymError(f"--seed must be a non-negative integer, got {args.seed}")
+    try:
+        opponent = make_agent(args.opponent)
+        agent_name = parse_agent_spec(args.opponent)[0]
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, PokegymError):
+            raise
+        raise PokegymError(f"--opponent {args.opponent!r}: {exc}") from exc
+    names = display_names(args.name, agent_name)
+    setup = make_play_setup(args.format, names=names, team=args.team)
+    saved: tuple[Path | None, Path] | None = None
+    try:
+        result = play_battle_interactive(
+            setup,
+            opponent,
+            input_fn=input_fn,
+            output=out,
+            seed=args.seed,
+            player_name=names[0],
+            opponent_name=names[1],
+            ask_rating=not args.no_rating,
+        )
+    except PokegymError as exc:
+        partial = getattr(exc, "play_result", None)
+        if partial is not None:
+            saved = save_replay(partial, args.replays, opponent_spec=args.opponent, team=args.team)
+            out.write(f"The battle broke off; what was played is in {saved[1]}\n")
+        raise
+    finally:
+        setup.backend.close()
+    if result.ended_by in ("eof", "interrupt"):
+        how = "Ctrl-D" if result.ended_by == "eof" else "Ctrl-C"
+        if result.result == "forfeit":
+            out.write(f"\n{how}: you forfeited the battle.\n")
+        else:
+            out.write(f"\n{how}: the battle was left unfinished ({result.error}).\n")
+    if result.rating is not None:
+        out.write(f"Thanks! Rated {result.rating}/5.\n")
+    log_path, json_path = save_replay(
+        result, args.replays, opponent_spec=args.opponent, team=args.team
+    )
+    if log_path is not None:
+        out.write(f"Replay: {log_path}\n")
+    out.write(f"Details: {json_path}\n")
+    out.flush()
+    return {"eof": 1, "interrupt": 130}.get(result.ended_by, 0)
