@@ -3,6 +3,7 @@
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
 pokegym compare --agents max_power,random --battles 100 --out results/
 pokegym play --opponent abyssal [--format gen9ou --team FILE]
+pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
 pokegym bench env|arena|calc|worldmodel|llm [--quick]
 pokegym llm check [--model qwen-0.5b]
 pokegym showdown install | start [--port N] | status
@@ -180,7 +181,7 @@ def _bench(args: argparse.Namespace) -> int:
 # Commands that live in the layers above pokegym (training, data collection) are found
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
-BUILTIN_COMMANDS = frozenset({"battle", "compare", "play", "llm", "bench", "showdown"})
+BUILTIN_COMMANDS = frozenset({"battle", "compare", "play", "moves", "llm", "bench", "showdown"})
 
 
 def _plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
@@ -210,6 +211,12 @@ def _play(args: argparse.Namespace) -> int:
     from pokegym.play import play_command
 
     return play_command(args)
+
+
+def _moves(args: argparse.Namespace) -> int:
+    from pokegym.moves.cli import run
+
+    return run(args)
 
 
 def _llm(args: argparse.Namespace) -> int:
@@ -326,6 +333,11 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--name", default="Player", help="your name in the battle")
     play.add_argument("--no-rating", action="store_true", help="do not ask to rate the opponent")
     play.set_defaults(func=_play)
+
+    from pokegym.moves.cli import add_parser as add_moves_parser
+
+    add_moves_parser(sub)
+    sub.choices["moves"].set_defaults(func=_moves)
 
     llm = sub.add_parser("llm", help="language models: llm check [--model qwen-0.5b]")
     llm.add_argument("rest", nargs=argparse.REMAINDER, help="llm subcommand and its options")

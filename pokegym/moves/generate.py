@@ -5,10 +5,12 @@ for several); the prompt (``text/templates/move_design.txt``) gives the Pokémon
 types and base stats, the fields and their ranges, and one example. Every answer goes
 through the same pipeline, and nothing a model writes is trusted:
 
-1. parse: the JSON object is extracted and checked against
-   :data:`~pokegym.moves.schema.DESIGN_SCHEMA`; an unreadable answer is sent back once
-   with the problem named (a *repair*), then counted as a failed design;
-2. shape: :meth:`MoveDesign.from_dict` (types, known words);
+1. parse: the JSON object is extracted and must hold the keys of
+   :data:`~pokegym.moves.schema.DESIGN_SCHEMA`;
+2. shape: :meth:`MoveDesign.from_dict` (types, known words; ``"Paralysis"`` and ``10.0``
+   are read as ``"paralysis"`` and ``10``). An answer that fails 1 or 2 is sent back
+   once with the problem named (a *repair*), then counted as a failed design (in a
+   batch, a malformed item is counted as failed without a repair);
 3. novelty: a design that reuses the name of a Showdown move, or copies one's
    numbers (same type, category, power, accuracy, effect and chance), is a copy and
    is never valid (:func:`find_copy`, against Showdown's own move table);
@@ -33,7 +35,7 @@ from pokegym.text.prompts import render_template
 from pokegym.world.data import Dex, load_dex, to_id
 
 MAX_BATCH = 8
-TOKENS_PER_DESIGN = 110  # a design is ~60-80 tokens of JSON; room for a longer description
+TOKENS_PER_DESIGN = 160  # a design is ~70-100 tokens of JSON; room for a long description
 
 
 class MoveGenerationError(LLMError):
@@ -193,14 +195,29 @@ def design_prompt(brief: PokemonBrief, count: int) -> list[dict[str, str]]:
     ]
 
 
+# What an answer must be before :meth:`MoveDesign.from_dict` reads it: an object with
+# the keys. Types and words are checked (and normalised: "Paralysis", 10.0) there.
+_ANSWER_SCHEMA: dict[str, Any] = {"type": "object", "required": DESIGN_SCHEMA["required"]}
+
+
 def _items(text: str, count: int) -> list[Any]:
     """The design objects in an answer (raises AnswerFormatError when there are none)."""
     if count == 1:
         try:
-            return [parse_json_answer(text, DESIGN_SCHEMA)]
-        except AnswerFormatError:
+            item = parse_json_answer(text, _ANSWER_SCHEMA)
+            try:
+                MoveDesign.from_dict(item)
+            except MoveFormatError as exc:  # repaired like any other bad answer
+                raise AnswerFormatError(f"the design is invalid: {exc}") from None
+            return [item]
+        except AnswerFormatError as error:
             # A model asked for one design may still wrap it in {"moves": [...]}.
-            value = parse_json_answer(text, batch_schema(1))
+            try:
+                value = parse_json_answer(text, batch_schema(1))
+            except AnswerFormatError:
+                raise error from None
+            if not value["moves"]:
+                raise
             return list(value["moves"])[:1]
     value = parse_json_answer(text, batch_schema(count))
     items = list(value["moves"])
@@ -225,8 +242,10 @@ def generate_moves(
 
     Returns exactly ``n`` candidates: designs the model did not deliver (an answer that
     never parsed, a batch that came back short) are candidates with an ``error``. With
-    ``judge`` (a model, often the same one) each well-formed, non-copied design is also
-    judged. Backend failures (:class:`LLMError`) propagate; bad answers never do.
+    ``judge`` (a model, often the same one) each valid design (parsed, not a copy, no
+    balance violation) is also judged; judging designs that cannot be played would
+    spend tokens on answers nobody uses. Backend failures (:class:`LLMError`) propagate;
+    bad answers never do.
     """
     from pokegym.moves.balance import evaluate
 
@@ -281,7 +300,7 @@ def generate_moves(
             if candidate.design is not None:
                 seen.add(candidate.design.id)
                 candidate.evaluation = evaluate(candidate.design, pokemon=brief.name, dex=dex)
-                if judge is not None and candidate.copy_of is None:
+                if judge is not None and candidate.copy_of is None and candidate.evaluation.valid:
                     from pokegym.moves.judge import judge_move
 
                     candidate.judgement = judge_move(

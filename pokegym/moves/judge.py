@@ -104,7 +104,7 @@ def judge_move(
     error = None
     for attempt in range(max_repairs + 1):
         completion = model.complete(
-            messages, max_tokens=40, temperature=0.0, json_schema=JUDGE_SCHEMA
+            messages, max_tokens=96, temperature=0.0, json_schema=JUDGE_SCHEMA
         )
         cost = cost + completion.cost
         try:

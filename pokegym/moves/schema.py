@@ -131,10 +131,13 @@ class MoveDesign:
             raise MoveFormatError(f"type must be one of {', '.join(TYPES)}; got {data['type']!r}")
         if values["category"] not in CATEGORIES:
             raise MoveFormatError(
-                f"category must be Physical or Special (designs are attacks); got {data['category']!r}"
+                "category must be Physical or Special (designs are attacks); "
+                f"got {data['category']!r}"
             )
         if values["effect"] not in EFFECTS:
-            raise MoveFormatError(f"effect must be one of {', '.join(EFFECTS)}; got {data['effect']!r}")
+            raise MoveFormatError(
+                f"effect must be one of {', '.join(EFFECTS)}; got {data['effect']!r}"
+            )
         if not values["name"]:
             raise MoveFormatError("name must not be empty")
         return cls(**values)
@@ -187,8 +190,9 @@ class MoveDesign:
             return None
         if entry.get("isNonstandard") or entry.get("isZ") or entry.get("isMax"):
             return None
-        for key in ("recoil", "drain", "multihit", "self", "selfdestruct", "heal", "mindBlownRecoil",
-                    "ohko", "damage", "overrideOffensiveStat", "overrideDefensiveStat",
+        for key in ("recoil", "drain", "multihit", "self", "selfdestruct", "heal",
+                    "mindBlownRecoil", "ohko", "damage", "overrideOffensiveStat",
+                    "overrideDefensiveStat",
                     "overrideOffensivePokemon", "willCrit", "selfSwitch", "forceSwitch",
                     "volatileStatus", "status", "boosts", "sideCondition", "weather", "terrain",
                     "pseudoWeather", "hasCrashDamage", "struggleRecoil", "breaksProtect",
@@ -198,7 +202,7 @@ class MoveDesign:
                 return None
         if (entry.get("critRatio") or 1) > 1:  # 1 is every move's default, not a raised ratio
             return None
-        if entry.get("priority", 0) != 0 or entry.get("secondaries") and len(entry["secondaries"]) > 1:
+        if entry.get("priority", 0) != 0 or len(entry.get("secondaries") or ()) > 1:
             return None
         flags = entry.get("flags") or {}
         if flags.get("charge") or flags.get("recharge") or flags.get("futuremove"):
@@ -241,7 +245,8 @@ def _effect_word(secondary: Mapping[str, Any]) -> str | None:
     if keys == {"boosts"} and len(secondary["boosts"]) == 1:
         ((stat, stages),) = secondary["boosts"].items()
         return f"lower_{stat}" if stages == -1 and stat in _STAT_NAMES else None
-    if keys == {"self"} and set(secondary["self"]) == {"boosts"} and len(secondary["self"]["boosts"]) == 1:
+    own = secondary.get("self") or {}
+    if keys == {"self"} and set(own) == {"boosts"} and len(own["boosts"]) == 1:
         ((stat, stages),) = secondary["self"]["boosts"].items()
         return f"raise_{stat}" if stages == 1 and f"raise_{stat}" in _RAISE else None
     return None
