@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from pokegym.backends.base import ROLES
 from pokegym.backends.sim import SimBattleSession
 from pokegym.env import BattleSetup, TeamSpec, opponent_choice
 from pokegym.errors import IllegalActionError, PokegymError
+from pokegym.files import atomic_write
 from pokegym.showdown.simulator import Simulator
 from pokegym.text.render import (
     GameNames,
@@ -545,22 +545,6 @@ def read_rating(input_fn: InputFn, output: TextIO) -> int | None:
 
 
 # ------------------------------------------------------------------ replays
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the new one,
-    never half of it (a temporary file in the same folder, then a rename)."""
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "agent"
 
@@ -616,9 +600,9 @@ def save_replay(
     payload = replay_metadata(result, opponent_spec=opponent_spec, team=team)
     payload["log"] = log_path.name if log_path is not None else None
     if log_path is not None and result.log is not None:
-        _atomic_write(log_path, result.log if result.log.endswith("\n") else result.log + "\n")
+        atomic_write(log_path, result.log if result.log.endswith("\n") else result.log + "\n")
     json_path = folder / f"{stem}.json"
-    _atomic_write(json_path, json.dumps(payload, indent=2) + "\n")
+    atomic_write(json_path, json.dumps(payload, indent=2) + "\n")
     return log_path, json_path
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.files import atomic_write_json
 from pokegym.world.data import TYPES, Dex
 from pokegym.world.state import BattleState, MonState, SideState
 from pokegym.world.transition import Action, TransitionModel
@@ -464,10 +465,7 @@ def save_checkpoint(
             os.unlink(tmp)
     document = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
                 "network": config.to_json(), **meta}  # fmt: skip
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(document, handle, indent=2, sort_keys=True)
-    os.replace(tmp, folder / "config.json")
+    atomic_write_json(folder / "config.json", document, indent=2, sort_keys=True)
     return folder
 
 

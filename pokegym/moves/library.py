@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pokegym.errors import PokegymError
+from pokegym.files import atomic_write_json
 from pokegym.moves.schema import MoveDesign, MoveFormatError
 from pokegym.showdown.install import file_lock, moves_file
 from pokegym.world.data import load_dex, to_id
@@ -191,20 +190,8 @@ class MoveLibrary:
         return found
 
     def _write(self, moves: list[LibraryMove]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"version": VERSION, "moves": [m.to_dict() for m in moves]}
-        fd, tmp = tempfile.mkstemp(
-            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, indent=1, ensure_ascii=False)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_json(self.path, payload, indent=1, ensure_ascii=False)
 
     # ----------------------------------------------------------------- playing
     def activate(self) -> list[str]:

@@ -12,14 +12,13 @@ them can check which entries have them.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pokegym.files import atomic_write_json
 from pokegym.showdown.install import cache_home, lock_hash
 
 TYPES = (
@@ -90,11 +89,7 @@ def load_dex(gen: int) -> Dex:
         raw = sim.call([["dex", gen]], timeout=300)[0]
         if "error" in raw:
             raise RuntimeError(f"Could not export Showdown's gen {gen} data: {raw['error']}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(raw, handle)
-        os.replace(tmp, path)
+        atomic_write_json(path, raw)
     species = raw["species"]
     # Cosmetic formes (Florges-Blue, Gastrodon-East, ...) share their base entry; poke-env
     # and the protocol name them, Showdown's species table does not list them.

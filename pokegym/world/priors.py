@@ -98,7 +98,6 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -108,6 +107,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pokegym.files import atomic_write_json
 from pokegym.showdown.install import cache_home, lock_hash
 from pokegym.world.data import STATS, TYPES, Dex, load_dex, to_id
 from pokegym.world.sets import PokemonSet, compute_stats
@@ -1540,15 +1540,7 @@ def _progress_printer(
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_json(path, data, separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------- team formats
