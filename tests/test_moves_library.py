@@ -182,3 +182,20 @@ def test_designed_random_battles_in_the_arena(library: MoveLibrary, tmp_path: Pa
     texts = [path.read_text() for path in replays]
     assert all("|win|" in text for text in texts)
     assert any("|Magma Lance|" in text for text in texts)
+
+
+def test_a_corrupt_library_stops_designed_formats_only(library: MoveLibrary) -> None:
+    from pokegym.formats import resolve_format
+
+    library.path.write_text('{"version": 1, "moves": [{"id": "x"}]}')
+    sim = Simulator()
+    try:
+        # Other formats never load the mod: a broken library cannot break them.
+        setup = BattleSetup("gen9randombattle", simulator=sim)
+        session = setup._start_session(np.random.default_rng(0))
+        assert session.battles[0].active_pokemon is not None
+        session.close()
+        with pytest.raises(MoveLibraryError, match="move #1 is malformed"):
+            resolve_format("gen9designedmoves", simulator=sim)
+    finally:
+        sim.close()
