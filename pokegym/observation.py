@@ -244,22 +244,6 @@ def _multiplier(move_type: PokemonType, defender: tuple[PokemonType, ...], gen: 
     return value
 
 
-_type_vectors: dict[tuple[int, ...], np.ndarray] = {}
-
-
-def _one_hot_types(types: tuple[PokemonType, ...]) -> np.ndarray:
-    key = tuple(map(id, types))
-    vec = _type_vectors.get(key)
-    if vec is None:
-        vec = np.zeros(len(TYPES), dtype=np.float32)
-        for t in types:
-            index = _TYPE_BY_ID.get(id(t))
-            if index is not None:
-                vec[index] = 1.0
-        _type_vectors[key] = vec
-    return vec
-
-
 @cache
 def _base_stats(species: str, gen: int) -> np.ndarray:
     entry = GenData.from_gen(gen).pokedex.get(species)
@@ -270,12 +254,35 @@ def _base_stats(species: str, gen: int) -> np.ndarray:
     return vec
 
 
+# Lookups keyed on id(): Enum members hash through a Python-level __hash__, and
+# these maps are read for every Pokémon of every observation.
+_WEATHER_BY_ID = {id(w): i for w, i in WEATHER_INDEX.items()}
+_TERRAIN_BY_ID = {id(t): i for i, t in enumerate(TERRAINS)}
+_TRICK_ROOM_ID = id(Field.TRICK_ROOM)
+_GRAVITY_ID = id(Field.GRAVITY)
+_SIDE_CONDITION_BY_ID = {id(c): (i, layers) for i, (c, layers) in enumerate(SIDE_CONDITIONS)}
+_FAINTED = Status.FNT
+# Offsets inside a Pokémon block and a move block, as plain integers for the hot path.
+_P_PRESENT, _P_REVEALED, _P_ACTIVE, _P_FAINTED = (
+    _P["present"], _P["revealed"], _P["active"], _P["fainted"]
+)  # fmt: skip
+_P_HP, _P_STATUS, _P_TYPES, _P_TERA = _P["hp_fraction"], _P["status"], _P["types"], _P["tera_type"]
+_P_TERASTALLIZED, _P_BASE_STATS, _P_BOOSTS = _P["terastallized"], _P["base_stats"], _P["boosts"]
+_P_LEVEL, _P_ITEM, _P_ABILITY, _P_MOVES = (
+    _P["level"], _P["item_known"], _P["ability_known"], _P["moves"]
+)  # fmt: skip
+_M_PP, _M_EFFECTIVENESS, _M_STAB = _M["pp_fraction"], _M["effectiveness"], _M["stab"]
+
+
 @dataclass
 class ObservationEncoder:
     """Encodes a poke-env battle from the point of view of its player.
 
-    ``encode`` is on the environment's hot path: static per-move and per-species
-    features are cached, and each call fills one preallocated-size vector.
+    ``encode`` is on the environment's hot path (once per step): static per-move
+    and per-species features are cached, each call fills one zeroed vector and
+    writes only the values that are not zero, each attribute of a Pokémon is read
+    once, and enum members are looked up by identity (their ``__hash__`` is
+    Python code).
     """
 
     gen: int
@@ -291,17 +298,20 @@ class ObservationEncoder:
         opp_active = battle.opponent_active_pokemon
         own_types = tuple(own_active.types) if own_active is not None else ()
         opp_types = tuple(opp_active.types) if opp_active is not None else ()
+        pokemon = self._pokemon
 
-        for i, mon in enumerate(list(battle.team.values())[:N_SLOTS]):
-            self._pokemon(out, OWN_TEAM_OFFSET + i * POKEMON_SIZE, mon, True, True, opp_types)
+        base = OWN_TEAM_OFFSET
+        for mon in list(battle.team.values())[:N_SLOTS]:
+            pokemon(out, base, mon, True, True, opp_types)
+            base += POKEMON_SIZE
 
         # During Team Preview poke-env lists the preview team as the opponent's team;
         # `revealed` (has been on the field) tells the two apart.
         seen = list(battle.opponent_team.values())[:N_SLOTS]
-        for i, mon in enumerate(seen):
-            self._pokemon(
-                out, OPPONENT_TEAM_OFFSET + i * POKEMON_SIZE, mon, False, mon.revealed, own_types
-            )
+        base = OPPONENT_TEAM_OFFSET
+        for mon in seen:
+            pokemon(out, base, mon, False, mon.revealed, own_types)
+            base += POKEMON_SIZE
         if len(seen) < N_SLOTS and battle.teampreview_opponent_team:
             seen_species = {mon.base_species for mon in seen}
             slot = len(seen)
@@ -310,7 +320,7 @@ class ObservationEncoder:
                     break
                 if mon.base_species in seen_species:
                     continue
-                self._pokemon(
+                pokemon(
                     out, OPPONENT_TEAM_OFFSET + slot * POKEMON_SIZE, mon, False, False, own_types
                 )
                 slot += 1
@@ -327,87 +337,113 @@ class ObservationEncoder:
         revealed: bool,
         other_types: tuple[PokemonType, ...],
     ) -> None:
+        """Fill one Pokémon block. ``out`` is zero there: only non-zero values are
+        written (the values are the ones of the straightforward encoding that
+        ``tests/test_throughput_equivalence.py`` keeps as its reference)."""
         gen = self.gen
-        out[base + _P["present"]] = 1.0
-        out[base + _P["revealed"]] = 1.0 if revealed else 0.0
+        out[base + _P_PRESENT] = 1.0
+        if revealed:
+            out[base + _P_REVEALED] = 1.0
         active = mon.active
-        out[base + _P["active"]] = 1.0 if active else 0.0
-        fainted = mon.fainted
-        out[base + _P["fainted"]] = 1.0 if fainted else 0.0
-        out[base + _P["hp_fraction"]] = 0.0 if fainted else mon.current_hp_fraction
-        status = _STATUS_BY_ID.get(id(mon.status))
-        if status is not None:
-            out[base + _P["status"] + status] = 1.0
-        types = tuple(mon.types)
-        out[base + _P["types"] : base + _P["types"] + 18] = _one_hot_types(types)
-        tera = mon.tera_type
-        if tera is not None and (own or mon.is_terastallized):
-            index = _TYPE_BY_ID.get(id(tera))
+        if active:
+            out[base + _P_ACTIVE] = 1.0
+        status = mon.status
+        if status is _FAINTED:
+            out[base + _P_FAINTED] = 1.0
+        else:
+            hp = mon.current_hp_fraction
+            if hp:
+                out[base + _P_HP] = hp
+            index = _STATUS_BY_ID.get(id(status))
             if index is not None:
-                out[base + _P["tera_type"] + index] = 1.0
-        out[base + _P["terastallized"]] = 1.0 if mon.is_terastallized else 0.0
-        out[base + _P["base_stats"] : base + _P["base_stats"] + 6] = _base_stats(mon.species, gen)
+                out[base + _P_STATUS + index] = 1.0
+        types = mon.types
+        for t in types:
+            index = _TYPE_BY_ID.get(id(t))
+            if index is not None:
+                out[base + _P_TYPES + index] = 1.0
+        is_tera = mon.is_terastallized
+        if own or is_tera:
+            tera = mon.tera_type
+            if tera is not None:
+                index = _TYPE_BY_ID.get(id(tera))
+                if index is not None:
+                    out[base + _P_TERA + index] = 1.0
+        if is_tera:
+            out[base + _P_TERASTALLIZED] = 1.0
+        out[base + _P_BASE_STATS : base + _P_BASE_STATS + 6] = _base_stats(mon.species, gen)
         if active:
             boosts = mon.boosts
-            b = base + _P["boosts"]
+            b = base + _P_BOOSTS
             for i, stat in enumerate(BOOSTS):
                 value = boosts.get(stat, 0)
                 if value:
                     out[b + i] = value / 6.0
-        out[base + _P["level"]] = mon.level / 100.0
+        out[base + _P_LEVEL] = mon.level / 100.0
         item = mon.item
         if own:
-            out[base + _P["item_known"]] = 1.0 if item else 0.0
-            out[base + _P["ability_known"]] = 1.0
+            if item:
+                out[base + _P_ITEM] = 1.0
+            out[base + _P_ABILITY] = 1.0
         else:
-            out[base + _P["item_known"]] = 1.0 if item and item != "unknown_item" else 0.0
-            out[base + _P["ability_known"]] = 1.0 if mon.ability else 0.0
+            if item and item != "unknown_item":
+                out[base + _P_ITEM] = 1.0
+            if mon.ability:
+                out[base + _P_ABILITY] = 1.0
 
-        moves_base = base + _P["moves"]
-        pp_offset, eff_offset, stab_offset = _M["pp_fraction"], _M["effectiveness"], _M["stab"]
-        for slot, move in enumerate(list(mon.moves.values())[:N_MOVE_SLOTS]):
+        m = base + _P_MOVES
+        for move in list(mon.moves.values())[:N_MOVE_SLOTS]:
             static = _move_static(move.id, gen)
-            if static is None:
-                continue
-            vec, move_type, is_status, max_pp = static
-            m = moves_base + slot * MOVE_SIZE
-            out[m : m + MOVE_SIZE] = vec
-            if max_pp:
-                out[m + pp_offset] = max(0.0, min(1.0, move.current_pp / max_pp))
-            if other_types and not is_status:
-                out[m + eff_offset] = _multiplier(move_type, other_types, gen) / 4.0
-            if move_type in types:
-                out[m + stab_offset] = 1.0
+            if static is not None:
+                vec, move_type, is_status, max_pp = static
+                out[m : m + MOVE_SIZE] = vec
+                if max_pp:
+                    pp = move.current_pp / max_pp
+                    if pp > 0.0:
+                        out[m + _M_PP] = min(1.0, pp)
+                if other_types and not is_status:
+                    out[m + _M_EFFECTIVENESS] = _multiplier(move_type, other_types, gen) / 4.0
+                if move_type in types:
+                    out[m + _M_STAB] = 1.0
+            m += MOVE_SIZE
 
     def _field(self, out: np.ndarray, battle: AbstractBattle) -> None:
+        """The field block. Weather, fields and side conditions are usually empty
+        dicts, so their entries are looked up by identity instead of testing every
+        known member against them."""
         f = FIELD_OFFSET
         for weather in battle.weather:
-            index = WEATHER_INDEX.get(weather)
+            index = _WEATHER_BY_ID.get(id(weather))
             if index is not None:
                 out[f + _F["weather"] + index] = 1.0
-        fields = battle.fields
-        for i, terrain in enumerate(TERRAINS):
-            if terrain in fields:
-                out[f + _F["terrain"] + i] = 1.0
-        out[f + _F["trick_room"]] = 1.0 if Field.TRICK_ROOM in fields else 0.0
-        out[f + _F["gravity"]] = 1.0 if Field.GRAVITY in fields else 0.0
-        for key, conditions in (
-            ("own_side", battle.side_conditions),
-            ("opponent_side", battle.opponent_side_conditions),
+        for field in battle.fields:
+            key = id(field)
+            index = _TERRAIN_BY_ID.get(key)
+            if index is not None:
+                out[f + _F["terrain"] + index] = 1.0
+            elif key == _TRICK_ROOM_ID:
+                out[f + _F["trick_room"]] = 1.0
+            elif key == _GRAVITY_ID:
+                out[f + _F["gravity"]] = 1.0
+        for offset, conditions in (
+            (f + _F["own_side"], battle.side_conditions),
+            (f + _F["opponent_side"], battle.opponent_side_conditions),
         ):
-            if not conditions:
-                continue
-            for i, (condition, layers) in enumerate(SIDE_CONDITIONS):
-                if condition in conditions:
-                    value = conditions[condition] / layers if layers > 1 else 1.0
-                    out[f + _F[key] + i] = min(value, 1.0)
-        out[f + _F["own_gimmick_used"]] = 1.0 if (battle.used_tera or battle.used_dynamax) else 0.0
-        out[f + _F["opponent_gimmick_used"]] = (
-            1.0 if (battle.opponent_used_tera or battle.opponent_used_dynamax) else 0.0
-        )
+            for condition, count in conditions.items():
+                entry = _SIDE_CONDITION_BY_ID.get(id(condition))
+                if entry is not None:
+                    i, layers = entry
+                    value = count / layers if layers > 1 else 1.0
+                    out[offset + i] = min(value, 1.0)
+        if battle.used_tera or battle.used_dynamax:
+            out[f + _F["own_gimmick_used"]] = 1.0
+        if battle.opponent_used_tera or battle.opponent_used_dynamax:
+            out[f + _F["opponent_gimmick_used"]] = 1.0
         out[f + _F["turn"]] = min(battle.turn / 100.0, HIGH)
-        out[f + _F["team_preview"]] = 1.0 if battle.teampreview else 0.0
-        out[f + _F["force_switch"]] = 1.0 if battle.force_switch else 0.0
+        if battle.teampreview:
+            out[f + _F["team_preview"]] = 1.0
+        if battle.force_switch:
+            out[f + _F["force_switch"]] = 1.0
         team = battle.team
         if team:
             out[f + _F["own_remaining"]] = sum(not m.fainted for m in team.values()) / len(team)
