@@ -288,6 +288,10 @@ class ObservationEncoder:
     gen: int
     team_size: int = 6  # Pokémon each side brings to the battle (1 in 1v1 formats)
 
+    def __post_init__(self) -> None:
+        # Effectiveness / 4 per (id(move type), ids of the defender's types).
+        self._effectiveness: dict[tuple[int, tuple[int, ...]], float] = {}
+
     @property
     def size(self) -> int:
         return OBSERVATION_SIZE
@@ -298,11 +302,13 @@ class ObservationEncoder:
         opp_active = battle.opponent_active_pokemon
         own_types = tuple(own_active.types) if own_active is not None else ()
         opp_types = tuple(opp_active.types) if opp_active is not None else ()
+        own_ids = tuple([id(t) for t in own_types])
+        opp_ids = tuple([id(t) for t in opp_types])
         pokemon = self._pokemon
 
         base = OWN_TEAM_OFFSET
         for mon in list(battle.team.values())[:N_SLOTS]:
-            pokemon(out, base, mon, True, True, opp_types)
+            pokemon(out, base, mon, True, True, opp_types, opp_ids)
             base += POKEMON_SIZE
 
         # During Team Preview poke-env lists the preview team as the opponent's team;
@@ -310,7 +316,7 @@ class ObservationEncoder:
         seen = list(battle.opponent_team.values())[:N_SLOTS]
         base = OPPONENT_TEAM_OFFSET
         for mon in seen:
-            pokemon(out, base, mon, False, mon.revealed, own_types)
+            pokemon(out, base, mon, False, mon.revealed, own_types, own_ids)
             base += POKEMON_SIZE
         if len(seen) < N_SLOTS and battle.teampreview_opponent_team:
             seen_species = {mon.base_species for mon in seen}
@@ -320,9 +326,8 @@ class ObservationEncoder:
                     break
                 if mon.base_species in seen_species:
                     continue
-                pokemon(
-                    out, OPPONENT_TEAM_OFFSET + slot * POKEMON_SIZE, mon, False, False, own_types
-                )
+                base = OPPONENT_TEAM_OFFSET + slot * POKEMON_SIZE
+                pokemon(out, base, mon, False, False, own_types, own_ids)
                 slot += 1
 
         self._field(out, battle)
@@ -336,6 +341,7 @@ class ObservationEncoder:
         own: bool,
         revealed: bool,
         other_types: tuple[PokemonType, ...],
+        other_ids: tuple[int, ...],
     ) -> None:
         """Fill one Pokémon block. ``out`` is zero there: only non-zero values are
         written (the values are the ones of the straightforward encoding that
@@ -391,6 +397,7 @@ class ObservationEncoder:
             if mon.ability:
                 out[base + _P_ABILITY] = 1.0
 
+        effectiveness = self._effectiveness
         m = base + _P_MOVES
         for move in list(mon.moves.values())[:N_MOVE_SLOTS]:
             static = _move_static(move.id, gen)
@@ -402,7 +409,12 @@ class ObservationEncoder:
                     if pp > 0.0:
                         out[m + _M_PP] = min(1.0, pp)
                 if other_types and not is_status:
-                    out[m + _M_EFFECTIVENESS] = _multiplier(move_type, other_types, gen) / 4.0
+                    key = (id(move_type), other_ids)
+                    value = effectiveness.get(key)
+                    if value is None:
+                        value = _multiplier(move_type, other_types, gen) / 4.0
+                        effectiveness[key] = value
+                    out[m + _M_EFFECTIVENESS] = value
                 if move_type in types:
                     out[m + _M_STAB] = 1.0
             m += MOVE_SIZE
