@@ -151,8 +151,20 @@ class ActionCodec:
         suffix = f" + {self.gimmick or 'gimmick'}" if action >= GIMMICK_MOVE else ""
         return f"{action}=move {slot + 1}{name}{suffix}"
 
-    def check(self, action: Any, battle: AbstractBattle, *, waiting: bool = False) -> int:
+    def check(
+        self,
+        action: Any,
+        battle: AbstractBattle,
+        *,
+        waiting: bool = False,
+        mask: np.ndarray | None = None,
+    ) -> int:
         """Validate an action against the current state and return it as an int.
+
+        Args:
+            mask: this battle's :meth:`mask` for the current state when the caller
+                already has it (the vector env computed it with the observation and
+                nothing was parsed since); None computes it.
 
         Raises:
             IllegalActionError: naming the legal actions; nothing is sent.
@@ -165,7 +177,8 @@ class ActionCodec:
             raise IllegalActionError(
                 f"Actions are integers in 0-{N_ACTIONS - 1}, got {action!r}."
             ) from None
-        mask = self.mask(battle, waiting=waiting)
+        if mask is None:
+            mask = self.mask(battle, waiting=waiting)
         if not 0 <= index < N_ACTIONS or not mask[index]:
             legal = ", ".join(self.describe(i, battle) for i in np.flatnonzero(mask))
             raise IllegalActionError(

@@ -165,7 +165,9 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
             assert slot.session is not None
             battle = slot.session.battles[AGENT]
             try:
-                index = setup.codec.check(action, battle)
+                # slot.mask was computed with the observation the action answers;
+                # nothing has been parsed into the battle since.
+                index = setup.codec.check(action, battle, mask=self._mask(slot))
             except IllegalActionError as exc:
                 raise IllegalActionError(f"Battle {slot.index}: {exc}") from None
             slot.agent_choice = setup.codec.to_choice(index, battle)
