@@ -99,17 +99,24 @@ class ActionCodec:
             return mask
         moves = request_moves(battle)
         can_gimmick = self._can_gimmick(battle)
+        # `legal` tracks what mask.any() would say, without a NumPy reduction
+        # (this runs twice per environment step: the agent's and the opponent's).
+        legal = False
         for i, move in enumerate(moves[:N_MOVES]):
             if not move.get("disabled"):
                 mask[MOVE + i] = 1
+                legal = True
                 if can_gimmick:
                     mask[GIMMICK_MOVE + i] = 1
         if not battle.trapped:
-            switchable = {id(mon) for mon in battle.available_switches}
-            for i, mon in enumerate(list(battle.team.values())[:N_TEAM]):
-                if id(mon) in switchable:
-                    mask[SWITCH + i] = 1
-        if not mask.any():
+            switches = battle.available_switches
+            if switches:
+                switchable = {id(mon) for mon in switches}
+                for i, mon in enumerate(list(battle.team.values())[:N_TEAM]):
+                    if id(mon) in switchable:
+                        mask[SWITCH + i] = 1
+                        legal = True
+        if not legal:
             # Showdown always offers something; reaching here means poke-env's view
             # disagrees with the request. Fall back to what the request allows.
             mask[MOVE : MOVE + min(len(moves), N_MOVES)] = 1
