@@ -15,14 +15,19 @@ Rounds are interleaved (env, train, env, ...) because the machine is shared and
 noisy; medians are reported. For the training rounds the share of wall time spent
 in the PPO updates (as opposed to collecting rollouts) is reported too.
 ``--profile`` adds a cProfile summary of one training round (where the time goes).
+The env rounds also report the CPU time per step of this Python process and of the
+simulator (Node) processes: on a shared machine the wall-clock rates move with the
+other jobs, the CPU per step much less, and it says which side bounds the rate.
 The last line is::
 
     train_steps_per_s=... env_steps_per_s=... ratio=... update_share=... target=1000
+        env_python_us_per_step=... env_simulator_us_per_step=...
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -40,14 +45,46 @@ TARGET = 1000.0
 FORMAT = "gen9randombattle"
 
 
-def _env_round(env: Any, obs: dict[str, np.ndarray], seconds: float, rng: Any) -> tuple[float, Any]:
+def _process_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) a process has used, from /proc; None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _env_round(
+    env: Any, obs: dict[str, np.ndarray], seconds: float, rng: Any
+) -> tuple[float, Any, float, float | None]:
+    """Step the bare env for ``seconds``: steps/s, the last observation, and the CPU
+    time per step of this Python process and of the simulator processes together.
+
+    On a shared machine the wall-clock rate moves with the other jobs; the CPU time
+    per step moves much less and says which side (Python or Node) bounds the rate.
+    """
+    pids = [sim.pid for sim in env.simulators if sim.pid is not None]
+    node_before = [_process_cpu(pid) for pid in pids]
+    python_before = time.process_time()
     steps = 0
     began = time.perf_counter()
     while time.perf_counter() - began < seconds:
         actions = [int(rng.choice(np.flatnonzero(mask))) for mask in obs["action_mask"]]
         obs, *_ = env.step(actions)
         steps += env.num_envs
-    return steps / (time.perf_counter() - began), obs
+    wall = time.perf_counter() - began
+    python_us = 1e6 * (time.process_time() - python_before) / steps
+    node_after = [_process_cpu(pid) for pid in pids]
+    node_us = None
+    spent = [
+        after - before
+        for before, after in zip(node_before, node_after, strict=True)
+        if before is not None and after is not None
+    ]
+    if pids and len(spent) == len(pids):
+        node_us = 1e6 * sum(spent) / steps
+    return steps / wall, obs, python_us, node_us
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,17 +139,22 @@ def main(argv: list[str] | None = None) -> int:
             return True
 
     # Warm-up: caches, Node's JIT, torch's first passes.
-    _, obs = _env_round(bare, obs, 2.0, rng)
+    _, obs, _, _ = _env_round(bare, obs, 2.0, rng)
     model.learn(rollout, reset_num_timesteps=False)
 
     env_rates: list[float] = []
+    python_cpu: list[float] = []
+    node_cpu: list[float] = []
     train_rates: list[float] = []
     update_shares: list[float] = []
     rollouts = max(1, round(seconds * 300 / rollout))
     try:
         for r in range(rounds):
-            rate, obs = _env_round(bare, obs, seconds, rng)
+            rate, obs, python_us, node_us = _env_round(bare, obs, seconds, rng)
             env_rates.append(rate)
+            python_cpu.append(python_us)
+            if node_us is not None:
+                node_cpu.append(node_us)
             timer = Timer()
             before = model.num_timesteps
             began = time.perf_counter()
@@ -120,9 +162,11 @@ def main(argv: list[str] | None = None) -> int:
             wall = time.perf_counter() - began
             train_rates.append((model.num_timesteps - before) / wall)
             update_shares.append(1.0 - timer.collect / wall)
+            node_text = f", simulators {node_us:.0f}" if node_us is not None else ""
             print(
                 f"round {r + 1}: env {env_rates[-1]:7.1f} steps/s   train {train_rates[-1]:7.1f} "
-                f"steps/s ({rollouts} rollouts, updates {update_shares[-1]:.0%} of the time)",
+                f"steps/s ({rollouts} rollouts, updates {update_shares[-1]:.0%} of the time); "
+                f"env CPU per step: Python {python_us:.0f} us{node_text} us",
                 flush=True,
             )
         if args.profile:
@@ -147,9 +191,16 @@ def main(argv: list[str] | None = None) -> int:
         f"({train_rate / env_rate:.2f}x of the bare env; target {TARGET:.0f} steps/s "
         f"{'met' if train_rate >= TARGET else 'not met'})"
     )
+    python_us = statistics.median(python_cpu)
+    node_us = statistics.median(node_cpu) if node_cpu else float("nan")
+    print(
+        f"median env CPU per step: Python {python_us:.0f} us, simulators {node_us:.0f} us "
+        f"(the simulators' share of the env's CPU: {node_us / (python_us + node_us):.0%})"
+    )
     print(
         f"train_steps_per_s={train_rate:.1f} env_steps_per_s={env_rate:.1f} "
-        f"ratio={train_rate / env_rate:.3f} update_share={update_share:.3f} target={TARGET:.0f}"
+        f"ratio={train_rate / env_rate:.3f} update_share={update_share:.3f} target={TARGET:.0f} "
+        f"env_python_us_per_step={python_us:.0f} env_simulator_us_per_step={node_us:.0f}"
     )
     return 0
 
