@@ -32,6 +32,7 @@ from poke_env.battle import AbstractBattle, Field, Move, MoveCategory, Pokemon, 
 from poke_env.data import GenData
 
 from pokegym.env import ShowdownEnv
+from pokegym.errors import IllegalActionError
 from pokegym.observation import (
     _F,
     _M,
@@ -453,3 +454,24 @@ def test_returned_observations_are_fresh_arrays(make_env: Any) -> None:
     again = env.encoder.encode(info["battle"])
     assert again.tobytes() == obs["observation"].tobytes()
     assert again.flags.writeable and not np.shares_memory(again, obs["observation"])
+
+
+def test_check_with_the_observation_mask_decides_like_without(make_env: Any) -> None:
+    """The vector env passes the mask computed with the observation to
+    ``ActionCodec.check``: every action gets the same answer either way."""
+    env: ShowdownEnv = make_env("gen9randombattle")
+    obs, info = env.reset(seed=5)
+    battle = info["battle"]
+    mask = env.codec.mask(battle)
+    np.testing.assert_array_equal(mask, obs["action_mask"])
+    legal = 0
+    for action in range(mask.size):
+        try:
+            expected = env.codec.check(action, battle)
+        except IllegalActionError:
+            with pytest.raises(IllegalActionError, match="Legal actions now"):
+                env.codec.check(action, battle, mask=mask)
+        else:
+            assert env.codec.check(action, battle, mask=mask) == expected == action
+            legal += 1
+    assert 0 < legal < mask.size
