@@ -72,3 +72,22 @@ def test_constrained_json_and_reasoning(qwen) -> None:
     decision = choose(qwen, prompt, options, reasoning=True, reasoning_tokens=8)
     assert decision.option in options and not decision.used_fallback
     assert 0 < decision.reasoning_cost.tokens_out <= 8 and decision.cost.calls == 2
+
+
+def test_designs_a_move_and_judges_it(qwen) -> None:
+    """The real 0.5B bundle designs a move for Garchomp that parses, and judges it.
+
+    Whether the design is balanced is the model's business (the batch evaluation in
+    docs/moves.md measures it); a readable design and a well-formed judgement are the
+    pipeline's.
+    """
+    from pokegym.moves.generate import generate_moves
+    from pokegym.moves.judge import VERDICTS, judge_move
+
+    (candidate,) = generate_moves(qwen, "Garchomp", 1, temperature=0.0)
+    assert candidate.design is not None, candidate.error
+    assert candidate.evaluation is not None and 0 <= candidate.evaluation.score <= 100
+    assert candidate.cost.tokens_out > 20
+    judgement = judge_move(qwen, candidate.design, "Garchomp", candidate.evaluation)
+    assert judgement.error is None and judgement.verdict in VERDICTS
+    assert 0 <= judgement.creativity <= 10 and 0 <= judgement.originality <= 10

@@ -367,7 +367,7 @@ def test_parts_explain_the_score(dex):
     parts = evaluation.parts
     assert parts["value"] == pytest.approx(120 * 0.45 + 45 * 0.1, abs=0.01)
     assert parts["budget"] == pytest.approx(budget(15), abs=0.01)
-    assert parts["extremes"] == -5.0  # accuracy 5 below 50
+    assert parts["extremes"] == -10.0  # accuracy 5 below 50, two points each
     assert parts["category"] < 0 and parts["type"] == -10.0
     assert evaluation.score == recomputed(evaluation)
     document = evaluation.to_dict()

@@ -51,7 +51,7 @@ the score is::
     overpowered  = -300 * (ratio - 1.10)   when ratio > 1.10, else 0
     underpowered = -100 * (0.80 - ratio)   when ratio < 0.80, else 0
     extremes     = -(power - 150)          power above 150
-                   -(50 - accuracy)        accuracy below 50
+                   -2 * (50 - accuracy)    accuracy below 50
                    -(chance - cap)         effect chance above EFFECT_MAX_CHANCE[effect]
     category     = -min(50, 100 * (shortfall - 0.15))  when shortfall > 0.15, else 0
     type         = 0 (STAB or coverage), -10 (unusual), -35 (off-type)
@@ -64,7 +64,9 @@ the score is::
   a drawback hits harder), accuracy below 50 (no fixed-power move misses more often,
   OHKO moves aside), and effect chances above the highest a real move gives that effect
   (10 % sleep or freeze, 30 % flinch: a 100 % flinch or sleep rider is not a fair effect
-  at any power). One point per unit over. :data:`EFFECT_MAX_CHANCE`: sleep and freeze
+  at any power). One point per unit over, two per point of accuracy below 50: a move
+  that fails more often than it lands is frustrating at any power, which the expected
+  power alone does not see. :data:`EFFECT_MAX_CHANCE`: sleep and freeze
   10, flinch 30, badly_poison 50, every other effect 100.
 * ``category`` (only with a Pokémon): ``shortfall = 1 - used / stronger`` where ``used``
   is the species' base Attack for a physical move (Special Attack for a special one)
@@ -185,6 +187,7 @@ UNDER_TOLERANCE = 0.20  # free below the budget
 UNDER_POINTS = 100.0  # points per unit of ratio beyond it (1 per percent)
 POWER_PLAIN_MAX = 150
 ACCURACY_PLAIN_MIN = 50
+ACCURACY_EXTREME_WEIGHT = 2.0  # extreme units per point of accuracy below ACCURACY_PLAIN_MIN
 EXTREME_POINTS = 1.0  # per power point, accuracy point or chance point beyond the limits
 
 # ------------------------------------------------------------------ the Pokémon
@@ -442,7 +445,7 @@ def _extremes(design: MoveDesign, warnings: list[str]) -> float:
             "which no real move without a drawback exceeds"
         )
     if design.accuracy < ACCURACY_PLAIN_MIN:
-        units += ACCURACY_PLAIN_MIN - design.accuracy
+        units += ACCURACY_EXTREME_WEIGHT * (ACCURACY_PLAIN_MIN - design.accuracy)
         warnings.append(
             f"accuracy {design.accuracy} is below {ACCURACY_PLAIN_MIN}, "
             "lower than any real fixed-power move"
