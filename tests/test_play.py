@@ -6,6 +6,7 @@ through a pseudo-terminal, the way a person at a keyboard would use it.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -415,11 +416,9 @@ class Terminal:
         raise AssertionError(f"pokegym play did not exit:\n{self.text[-3000:]}")
 
     def kill(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):  # already gone
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
 
     def simulator_pids(self) -> list[int]:
         """Showdown simulator processes the command started (its Node children)."""
