@@ -36,6 +36,7 @@ from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 from pokegym.world.data import to_id
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
+from policies.abyssal import AbyssalPolicy
 from policies.minimax import MinimaxPolicy, decision_state, root_actions
 from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Proposer
 from policies.value_net import (
@@ -48,6 +49,9 @@ from policies.value_net import (
 )
 
 DEFAULT_FORMAT = "gen9randombattle"
+
+ANCHORS: dict[str, Any] = {"abyssal": AbyssalPolicy, "none": None}
+"""Rule-based agents whose choice can anchor the search (``anchor=``)."""
 
 
 # ------------------------------------------------------------- shared helpers
@@ -164,6 +168,12 @@ class DistilledPolicy(MinimaxPolicy):
         depth, width, opponent_width, time_limit, tera: as :class:`MinimaxPolicy`.
         prior_actions: root candidates added from the policy-prior head and the memory.
         memory_weight, heuristic_weight: leaf-value blend (see :class:`ValueNetEvaluator`).
+        anchor: a rule-based agent whose choice is the default action (``abyssal``) or
+            ``none``. The search overrules it only when its own choice is worth more than
+            ``anchor_margin`` (win chance) more: a value network that is right on average
+            is still noisy on single positions, and the rules are strong where the world
+            model is weak (hazards, set-up, status over many turns).
+        caution: 1 = maximin over the opponent's replies; lower blends in their mean.
     """
 
     name = "distilled"
@@ -181,9 +191,12 @@ class DistilledPolicy(MinimaxPolicy):
         prior_actions: int = 1,
         memory_weight: float = 0.0,
         heuristic_weight: float = 0.0,
+        anchor: str | None = "abyssal",
+        anchor_margin: float = 0.05,
+        caution: float = 1.0,
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
-                         time_limit=time_limit, tera=tera)  # fmt: skip
+                         time_limit=time_limit, tera=tera, caution=caution)  # fmt: skip
         if depth < 2:
             raise ValueError("the distilled agent searches at least two full turns (depth >= 2)")
         folder = Path(checkpoint) if checkpoint else default_checkpoint(DEFAULT_FORMAT)
@@ -202,6 +215,14 @@ class DistilledPolicy(MinimaxPolicy):
         self.prior_actions = int(prior_actions)
         self.memory_weight = float(memory_weight)
         self.heuristic_weight = float(heuristic_weight)
+        anchor = "none" if anchor in (None, "", False) else str(anchor)
+        if anchor not in ANCHORS:
+            raise ValueError(f"anchor must be one of {sorted(ANCHORS)}, not {anchor!r}")
+        if not 0.0 <= float(anchor_margin) <= 1.0:
+            raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
+        self.anchor_name = anchor
+        self.anchor_margin = float(anchor_margin)
+        self._anchor_policy = ANCHORS[anchor](seed) if ANCHORS[anchor] is not None else None
         self._encoders: dict[int, StateEncoder] = {}
         self._observers: dict[int, Any] = {}
         self.depths: list[int] = []
@@ -263,6 +284,13 @@ class DistilledPolicy(MinimaxPolicy):
             return list(dict.fromkeys(order))
 
         return ranked
+
+    def anchor(self, battle: AbstractBattle, orders: dict[Action, BattleOrder]) -> Action | None:
+        """The rule-based agent's choice (``anchor=abyssal``), when it is a legal action."""
+        if self._anchor_policy is None:
+            return None
+        action = world_action(self._anchor_policy.choose(battle), battle)
+        return action if action in orders else None
 
     def choose(self, battle: AbstractBattle) -> BattleOrder:
         start = time.perf_counter()

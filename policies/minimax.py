@@ -41,6 +41,8 @@ class MinimaxPolicy(Policy):
         time_limit: seconds per decision (the search is anytime: it returns the deepest
             completed answer, at worst the lookahead's move, before this).
         tera: allow Terastallization among our candidates.
+        caution: 1 = maximin; lower blends in the mean over the opponent's replies
+            (see :class:`~policies.search.MinimaxSearch`).
     """
 
     name = "minimax"
@@ -53,8 +55,12 @@ class MinimaxPolicy(Policy):
         opponent_width: int = 4,
         time_limit: float = 10.0,
         tera: bool = True,
+        caution: float = 1.0,
     ):
         super().__init__(seed)
+        if not 0.0 <= float(caution) <= 1.0:
+            raise ValueError("caution must be in [0, 1] (1 = maximin)")
+        self.caution = float(caution)
         if time_limit <= 0:
             raise ValueError("time_limit must be positive (seconds per decision)")
         self.depth = int(depth)
@@ -64,6 +70,8 @@ class MinimaxPolicy(Policy):
         self.tera = bool(tera)
         self._models: dict[int, TransitionModel] = {}
         self.last_search: MinimaxSearch | None = None
+        #: How much better (in win chance) the search's choice must be to replace the anchor.
+        self.anchor_margin = 0.0
 
     # ------------------------------------------------------------------ roles
     def model(self, gen: int) -> TransitionModel:
@@ -96,15 +104,30 @@ class MinimaxPolicy(Policy):
         model = self.model(battle.gen)
         state = self.state(battle, model.dex)
         proposer, opponent, evaluator = self.roles(battle, model)
-        search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth)
+        search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
+                               caution=self.caution)  # fmt: skip
         self.last_search = search
         actions = list(orders)
-        fallback = proposer.propose(state, 0, actions)[:1]
-        deadline = started + max(0.0, self.time_limit - DEADLINE_MARGIN)
-        action = search.search(
-            state, actions, deadline=deadline, fallback=fallback[0] if fallback else None
+        anchor = self.anchor(battle, orders)
+        fallback = anchor if anchor is not None else next(
+            iter(proposer.propose(state, 0, actions)[:1]), None
         )
+        deadline = started + max(0.0, self.time_limit - DEADLINE_MARGIN)
+        action = search.search(state, actions, deadline=deadline, fallback=fallback)
+        if anchor is not None and action != anchor:
+            values = search.last_tree.values
+            if anchor in values and values[action] - values[anchor] <= self.anchor_margin:
+                action = search.last_tree.chosen = anchor
         return orders[action]
+
+    def anchor(self, battle: AbstractBattle, orders: dict[Action, BattleOrder]) -> Action | None:
+        """A trusted default action for this decision, or None (the default).
+
+        When a subclass gives one, it is always a root candidate, it is played when the
+        search does not finish depth 1, and the search's choice replaces it only when its
+        backed-up value is higher by more than :attr:`anchor_margin`.
+        """
+        return None
 
 
 def decision_state(battle: AbstractBattle, dex: Dex) -> BattleState:

@@ -16,7 +16,9 @@ backup is the maximin over pure strategies::
     V(s, k) = max_{a in A(s)}  min_{b in B(s)}  V(step(s, a, b), k - 1)
 
 that is, the best action against the opponent's best reply to it — never a max over the
-opponent's replies. Every child is a new state (the transition model never edits the
+opponent's replies. With ``caution`` below 1 the inner min becomes
+``caution · min_b + (1 − caution) · mean_b``: an opponent that does not always find its
+best reply (pure maximin assumes it reads our move, which makes every risky move look bad). Every child is a new state (the transition model never edits the
 state it is given), so siblings never share a mutable object.
 
 The search is **anytime**: it first computes the lookahead's move (a legal answer at
@@ -279,6 +281,8 @@ class MinimaxSearch:
         proposer: our candidates; opponent: the opponent's candidates (a Proposer asked
             for side 1); evaluator: leaf values.
         depth: full turns to look ahead.
+        caution: weight of the opponent's best reply against the mean of its replies
+            (1 = maximin, 0 = the replies equally likely).
         key: what makes two leaf states the same for the evaluation cache (default:
             :func:`state_key`, everything the transition model reads).
     """
@@ -291,9 +295,13 @@ class MinimaxSearch:
         evaluator: Evaluator,
         depth: int = 2,
         key: Callable[[BattleState], Hashable] | None = None,
+        caution: float = 1.0,
     ):
         if depth < 1:
             raise ValueError("depth must be at least 1 (full turns)")
+        if not 0.0 <= caution <= 1.0:
+            raise ValueError("caution must be in [0, 1] (1 = maximin)")
+        self.caution = float(caution)
         self.model = model
         self.proposer = proposer
         self.opponent = opponent
@@ -372,8 +380,8 @@ class MinimaxSearch:
         worst: dict[Action, Action] = {}
         for a in candidates:
             row = [(grid[(a, b)], b) for b in replies]
-            value, reply = min(row, key=lambda item: item[0])
-            values[a], worst[a] = value, reply
+            _, reply = min(row, key=lambda item: item[0])
+            values[a], worst[a] = self._backup([v for v, _ in row]), reply
         return values, replies, worst
 
     def _grid(
@@ -424,7 +432,14 @@ class MinimaxSearch:
         ours = self._candidates(self.proposer, state, 0, legal_actions(self.model, state, 0))
         theirs = self._candidates(self.opponent, state, 1, legal_actions(self.model, state, 1))
         grid = self._grid(state, ours, theirs, depth)
-        return max(min(grid[(a, b)] for b in theirs) for a in ours)
+        return max(self._backup([grid[(a, b)] for b in theirs]) for a in ours)
+
+    def _backup(self, row: list[float]) -> float:
+        """The value of one of our actions from its values against each reply."""
+        worst = min(row)
+        if self.caution >= 1.0:
+            return worst
+        return self.caution * worst + (1.0 - self.caution) * sum(row) / len(row)
 
     def _principal_line(
         self, state: BattleState, best: Action, tree: SearchTree

@@ -11,7 +11,7 @@ from pokegym.arena import ArenaConfig, run_arena
 from pokegym.bench.worldmodel_bench import play_and_score
 from pokegym.world.data import load_dex
 from pokegym.world.transition import TransitionModel
-from policies.distilled import DistilledPolicy, PriorProposer, ValueNetEvaluator
+from policies.distilled import DistilledPolicy, PriorProposer, ValueNetEvaluator, world_action
 from policies.search import LookaheadProposer
 from policies.value_net import CheckpointError, StateEncoder, default_checkpoint, load_checkpoint
 
@@ -89,3 +89,47 @@ def test_distilled_plays_real_battles_at_depth_two():
     depths = [d for agent in agents for d in agent.depths]
     assert depths and all(d >= 1 for d in depths)
     assert sum(d >= 2 for d in depths) / len(depths) > 0.9  # a generous clock: depth 2
+
+
+def test_the_anchor_is_played_unless_the_search_beats_it_by_the_margin():
+    """``anchor=abyssal``: abyssal's choice is always a root candidate; the search replaces
+    it only with an action whose backed-up value is higher by more than the margin."""
+    seen: list[tuple[float, object, object, dict]] = []
+
+    class Probe(DistilledPolicy):
+        def anchor(self, battle, orders):
+            self._probe_anchor = super().anchor(battle, orders)
+            return self._probe_anchor
+
+        def choose(self, battle):
+            self._probe_anchor = None
+            order = super().choose(battle)
+            tree = self.last_search.last_tree if self.last_search is not None else None
+            if tree is not None and self._probe_anchor is not None:
+                played = world_action(order, battle)
+                seen.append((self.anchor_margin, self._probe_anchor, played, dict(tree.values)))
+                assert self._probe_anchor in tree.candidates
+            return order
+
+    register_agent("distilled_anchor_probe", Probe)
+    for margin in (1.0, 0.0):
+        config = ArenaConfig(agents=[f"distilled_anchor_probe:anchor_margin={margin}", "abyssal"],
+                             battles_per_pair=2, concurrency=2, simulators=1, seed=9)  # fmt: skip
+        assert run_arena(config).record("distilled_anchor_probe")["battles"] == 2
+    strict = [s for s in seen if s[0] == 1.0]
+    free = [s for s in seen if s[0] == 0.0]
+    assert len(strict) > 10 and len(free) > 10
+    assert all(anchor == played for _, anchor, played, _ in strict)
+    for _, anchor, played, values in free:
+        if anchor in values and played != anchor:
+            assert values[played] > values[anchor]
+    # With no margin the search does overrule the anchor sometimes.
+    assert any(anchor != played for _, anchor, played, _ in free)
+
+
+def test_bad_anchor_options_are_clear_errors():
+    with pytest.raises(ValueError, match="anchor must be one of"):
+        DistilledPolicy(anchor="nobody")
+    with pytest.raises(ValueError, match="anchor_margin"):
+        DistilledPolicy(anchor_margin=2.0)
+    assert DistilledPolicy(anchor="none").anchor_name == "none"

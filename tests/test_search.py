@@ -81,6 +81,26 @@ def test_depth_one_backs_up_max_over_ours_of_min_over_theirs():
     assert search.value(tree_state(), 1) == pytest.approx(0.4)
 
 
+def test_caution_blends_the_worst_reply_with_the_mean_of_the_replies():
+    # a1 is a gamble (0.9 or 0.1), a2 is safe (0.4 or 0.5).
+    table = {(("a1", "b1"),): 0.9, (("a1", "b2"),): 0.1, (("a2", "b1"),): 0.4, (("a2", "b2"),): 0.5}
+    model = TreeModel([A1, A2], [B1, B2])
+
+    def run(caution):
+        search = MinimaxSearch(model, Fixed([A1, A2]), Fixed([B1, B2]), TableEvaluator(table),
+                               depth=1, key=lambda s: s.notes["path"], caution=caution)  # fmt: skip
+        return search.search(tree_state(), [A1, A2]), search.last_tree
+
+    assert run(1.0)[0] == A2  # maximin: the safe move
+    chosen, tree = run(0.0)  # replies equally likely: 0.5 vs 0.45
+    assert chosen == A1 and tree.values == {A1: pytest.approx(0.5), A2: pytest.approx(0.45)}
+    _, tree = run(0.5)
+    assert tree.values == {A1: pytest.approx(0.3), A2: pytest.approx(0.425)}
+    assert tree.worst_reply == {A1: B2, A2: B1}  # still the reply that hurts most
+    with pytest.raises(ValueError, match="caution"):
+        MinimaxSearch(model, Fixed([A1]), Fixed([B1]), TableEvaluator(table), caution=1.5)
+
+
 def test_depth_two_known_answer():
     # Leaves two turns down. After (a1, *) the position is good for us only if we then
     # play a1 again; after (a2, *) it is mediocre whatever happens.
