@@ -11,6 +11,12 @@ the world model, iterative deepening under a deadline); this agent fills its rol
   switch always included) plus, at the root, the actions the network's policy-prior
   head and the memory's action priors rate highest;
 * **opponent model**: the lookahead's candidates for the opponent.
+* **anchor** (``anchor=abyssal``, the default): the rule-based ``abyssal`` agent's choice
+  is always a root candidate and is what the agent plays unless the search values another
+  action higher by more than ``anchor_margin``. The network is right on average but noisy
+  on single positions, and the rules are good where a two-turn search sees little
+  (hazards, set-up and status pay off over many turns): the search only overrules them
+  where it sees a clear difference — a missed KO, a hit it need not take.
 
 The value network costs well under a millisecond per batch, so the search runs two full
 turns (``depth=2``) inside a fraction of a second where an LLM evaluator needs seconds
@@ -193,7 +199,7 @@ class DistilledPolicy(MinimaxPolicy):
         heuristic_weight: float = 0.0,
         anchor: str | None = "abyssal",
         anchor_margin: float = 0.05,
-        caution: float = 1.0,
+        caution: float = 0.5,
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
                          time_limit=time_limit, tera=tera, caution=caution)  # fmt: skip

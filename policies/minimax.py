@@ -109,8 +109,10 @@ class MinimaxPolicy(Policy):
         self.last_search = search
         actions = list(orders)
         anchor = self.anchor(battle, orders)
-        fallback = anchor if anchor is not None else next(
-            iter(proposer.propose(state, 0, actions)[:1]), None
+        fallback = (
+            anchor
+            if anchor is not None
+            else next(iter(proposer.propose(state, 0, actions)[:1]), None)
         )
         deadline = started + max(0.0, self.time_limit - DEADLINE_MARGIN)
         action = search.search(state, actions, deadline=deadline, fallback=fallback)

@@ -18,8 +18,9 @@ backup is the maximin over pure strategies::
 that is, the best action against the opponent's best reply to it — never a max over the
 opponent's replies. With ``caution`` below 1 the inner min becomes
 ``caution · min_b + (1 − caution) · mean_b``: an opponent that does not always find its
-best reply (pure maximin assumes it reads our move, which makes every risky move look bad). Every child is a new state (the transition model never edits the
-state it is given), so siblings never share a mutable object.
+best reply (pure maximin assumes it reads our move, which makes every risky move look
+bad). Every child is a new state (the transition model never edits the state it is
+given), so siblings never share a mutable object.
 
 The search is **anytime**: it first computes the lookahead's move (a legal answer at
 once), then searches depth 1, 2, … up to ``depth`` (iterative deepening); an iteration
