@@ -13,7 +13,15 @@ import pytest
 from policies.value_net import CheckpointError, load_checkpoint
 from train.collect import main as collect_main
 from train.collect import read_collection
-from train.distill import DistillConfig, main, roc_auc, td_lambda_targets, train
+from train.distill import (
+    FOLDER_SHIFT,
+    DistillConfig,
+    load_dataset,
+    main,
+    roc_auc,
+    td_lambda_targets,
+    train,
+)
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +82,23 @@ def test_llm_head_trains_where_labels_exist(dataset, tmp_path):
     assert network.config.llm_head
     scores = network.llm_score(np.zeros((2, network.config.state_features), np.float32))
     assert scores is not None and scores.shape == (2,)
+
+
+def test_several_collections_are_pooled_with_distinct_battles(dataset, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy)  # the same battle ids in two folders
+    one = load_dataset(config(dataset, tmp_path / "x"))
+    both = load_dataset(config(f"{dataset},{copy}", tmp_path / "x"))
+    n = len(one.outcome)
+    assert len(both.outcome) == 2 * n and len(both.labels) == 2 * n
+    np.testing.assert_array_equal(both.states[n:], one.states)
+    np.testing.assert_array_equal(both.battle[n:], one.battle + (1 << FOLDER_SHIFT))
+    assert len(np.unique(both.battle)) == 2 * len(np.unique(one.battle))
+    summary = train(config(f"{dataset},{copy}", tmp_path / "ck", max_epochs=1), log=lambda _: None)
+    assert summary["train_rows"] + summary["held_out_rows"] == 2 * n
+    # A folder that is not a collection is named in the error.
+    assert main(["--data", f"{dataset},{tmp_path / 'none'}", "--out", str(tmp_path / "e")]) == 2
+    assert f"{tmp_path / 'none'} has no collection.json" in capsys.readouterr().err
 
 
 def test_td_lambda_targets():

@@ -52,7 +52,7 @@ class DistillConfig:
     """One training run (saved in the checkpoint's ``config.json``)."""
 
     data: str
-    """Collection folder (``pokegym collect --out``)."""
+    """Collection folder (``pokegym collect --out``); several, comma-separated, are pooled."""
     out: str
     """Checkpoint folder to write."""
     seed: int = 0
@@ -126,14 +126,60 @@ def _matrix(column: Any, width: int) -> np.ndarray:
     return np.asarray(values, dtype=np.float32).reshape(-1, width)
 
 
+def data_folders(data: str) -> list[str]:
+    """The collection folders named by ``--data`` (comma-separated), each once."""
+    folders = list(dict.fromkeys(part.strip() for part in str(data).split(",") if part.strip()))
+    if not folders:
+        raise ValueError(
+            "--data names no folder: give a `pokegym collect` folder (or several, comma-separated)"
+        )
+    return folders
+
+
+#: Battle ids of the k-th pooled collection are offset by ``k << FOLDER_SHIFT`` so that
+#: battles of different collections never share an id (the split is by battle id).
+FOLDER_SHIFT = 40
+
+
 def load_dataset(config: DistillConfig) -> Dataset:
-    """Read the collection's columns that training needs."""
+    """Read the columns that training needs from every collection folder and pool them.
+
+    Each folder is checked on its own (manifest, state encoding); battle ids are made
+    unique across folders so the held-out split still keeps whole battles together.
+    """
+    folders = data_folders(config.data)
+    parts = [
+        _load_folder(folder, config, offset=k << FOLDER_SHIFT) for k, folder in enumerate(folders)
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    return _concatenate(parts)
+
+
+def _concatenate(parts: list[Dataset]) -> Dataset:
+    def cat(name: str) -> np.ndarray | None:
+        arrays = [getattr(p, name) for p in parts]
+        present = [a for a in arrays if a is not None]
+        return np.concatenate(present) if present else None
+
+    data = Dataset(
+        cat("states"), cat("outcome"), cat("target"), cat("heuristic"), cat("battle"),
+        [label for p in parts for label in p.labels], cat("llm"),
+    )  # fmt: skip
+    data.observations, data.masks, data.actions = cat("observations"), cat("masks"), cat("actions")
+    data.leaf_states, data.leaf_scores = cat("leaf_states"), cat("leaf_scores")
+    data.leaf_battle = cat("leaf_battle")
+    return data
+
+
+def _load_folder(folder: str, config: DistillConfig, offset: int = 0) -> Dataset:
+    """One collection folder's rows, battle ids shifted by ``offset``."""
     from train.collect import CollectionError, read_collection
 
-    manifest_path = Path(config.data) / "collection.json"
+    manifest_path = Path(folder) / "collection.json"
     if not manifest_path.exists():
         raise CollectionError(
-            f"{config.data} has no collection.json: point --data at a `pokegym collect` folder."
+            f"{folder} has no collection.json: point --data at a `pokegym collect` folder."
         )
     manifest = json.loads(manifest_path.read_text())
     from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES
@@ -141,7 +187,7 @@ def load_dataset(config: DistillConfig) -> Dataset:
     if (manifest.get("state_encoder_version") != STATE_ENCODER_VERSION
             or manifest.get("state_features") != STATE_FEATURES):  # fmt: skip
         raise CollectionError(
-            f"{config.data} was collected with state encoding v"
+            f"{folder} was collected with state encoding v"
             f"{manifest.get('state_encoder_version')}; this code trains v{STATE_ENCODER_VERSION}."
             " Collect again."
         )
@@ -149,14 +195,14 @@ def load_dataset(config: DistillConfig) -> Dataset:
                "action_label", "llm_value", "llm_leaf_states", "llm_leaf_scores"]  # fmt: skip
     if config.policy_head:
         columns += ["observation", "action_mask", "action"]
-    table = read_collection(config.data, columns)
+    table = read_collection(folder, columns)
     n = table.num_rows
     if n == 0:
-        raise CollectionError(f"{config.data} holds no decisions.")
+        raise CollectionError(f"{folder} holds no decisions.")
     states = _matrix(table.column("state"), STATE_FEATURES)
     outcome = table.column("outcome").to_numpy().astype(np.float32)
     heuristic = table.column("heuristic_value").to_numpy().astype(np.float32)
-    battle = table.column("battle_id").to_numpy().astype(np.int64)
+    battle = table.column("battle_id").to_numpy().astype(np.int64) + offset
     side = table.column("side").to_numpy().astype(np.int64)
     step = table.column("step").to_numpy().astype(np.int64)
     llm = np.asarray(table.column("llm_value").to_numpy(zero_copy_only=False), dtype=np.float32)
