@@ -180,6 +180,9 @@ class DistilledPolicy(MinimaxPolicy):
             is still noisy on single positions, and the rules are strong where the world
             model is weak (hazards, set-up, status over many turns).
         caution: 1 = maximin over the opponent's replies; lower blends in their mean.
+        reply_decay: that mean weights the opponent model's ``i``-th reply by
+            ``reply_decay ** i`` (1 = equally likely).
+        ko_rule: the world model's KO rule (see :class:`~policies.minimax.MinimaxPolicy`).
     """
 
     name = "distilled"
@@ -200,9 +203,12 @@ class DistilledPolicy(MinimaxPolicy):
         anchor: str | None = "abyssal",
         anchor_margin: float = 0.05,
         caution: float = 0.5,
+        reply_decay: float = 1.0,
+        ko_rule: bool = False,
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
-                         time_limit=time_limit, tera=tera, caution=caution)  # fmt: skip
+                         time_limit=time_limit, tera=tera, caution=caution,
+                         reply_decay=reply_decay, ko_rule=ko_rule)  # fmt: skip
         if depth < 2:
             raise ValueError("the distilled agent searches at least two full turns (depth >= 2)")
         folder = Path(checkpoint) if checkpoint else default_checkpoint(DEFAULT_FORMAT)

@@ -43,6 +43,10 @@ class MinimaxPolicy(Policy):
         tera: allow Terastallization among our candidates.
         caution: 1 = maximin; lower blends in the mean over the opponent's replies
             (see :class:`~policies.search.MinimaxSearch`).
+        reply_decay: weight of the opponent model's ``i``-th reply in that mean is
+            ``reply_decay ** i`` (1 = equally likely).
+        ko_rule: the world model knocks a Pokémon out when a hit's chance to do so is at
+            least one half (see :class:`~pokegym.world.transition.TransitionModel`).
     """
 
     name = "minimax"
@@ -56,11 +60,17 @@ class MinimaxPolicy(Policy):
         time_limit: float = 10.0,
         tera: bool = True,
         caution: float = 1.0,
+        reply_decay: float = 1.0,
+        ko_rule: bool = False,
     ):
         super().__init__(seed)
         if not 0.0 <= float(caution) <= 1.0:
             raise ValueError("caution must be in [0, 1] (1 = maximin)")
+        if not 0.0 < float(reply_decay) <= 1.0:
+            raise ValueError("reply_decay must be in (0, 1] (1 = the replies equally likely)")
         self.caution = float(caution)
+        self.reply_decay = float(reply_decay)
+        self.ko_rule = bool(ko_rule)
         if time_limit <= 0:
             raise ValueError("time_limit must be positive (seconds per decision)")
         self.depth = int(depth)
@@ -77,7 +87,7 @@ class MinimaxPolicy(Policy):
     def model(self, gen: int) -> TransitionModel:
         model = self._models.get(gen)
         if model is None:
-            model = self._models[gen] = TransitionModel(load_dex(gen))
+            model = self._models[gen] = TransitionModel(load_dex(gen), ko_rule=self.ko_rule)
         return model
 
     def roles(
@@ -105,7 +115,7 @@ class MinimaxPolicy(Policy):
         state = self.state(battle, model.dex)
         proposer, opponent, evaluator = self.roles(battle, model)
         search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
-                               caution=self.caution)  # fmt: skip
+                               caution=self.caution, reply_decay=self.reply_decay)  # fmt: skip
         self.last_search = search
         actions = list(orders)
         anchor = self.anchor(battle, orders)

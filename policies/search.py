@@ -283,7 +283,10 @@ class MinimaxSearch:
             for side 1); evaluator: leaf values.
         depth: full turns to look ahead.
         caution: weight of the opponent's best reply against the mean of its replies
-            (1 = maximin, 0 = the replies equally likely).
+            (1 = maximin, 0 = the mean alone).
+        reply_decay: the mean over the opponent's replies weights the ``i``-th candidate
+            of the opponent model by ``reply_decay ** i`` (1 = equally likely; lower
+            trusts the model's ranking: its first reply is the one it expects).
         key: what makes two leaf states the same for the evaluation cache (default:
             :func:`state_key`, everything the transition model reads).
     """
@@ -297,12 +300,16 @@ class MinimaxSearch:
         depth: int = 2,
         key: Callable[[BattleState], Hashable] | None = None,
         caution: float = 1.0,
+        reply_decay: float = 1.0,
     ):
         if depth < 1:
             raise ValueError("depth must be at least 1 (full turns)")
         if not 0.0 <= caution <= 1.0:
             raise ValueError("caution must be in [0, 1] (1 = maximin)")
+        if not 0.0 < reply_decay <= 1.0:
+            raise ValueError("reply_decay must be in (0, 1] (1 = the replies equally likely)")
         self.caution = float(caution)
+        self.reply_decay = float(reply_decay)
         self.model = model
         self.proposer = proposer
         self.opponent = opponent
@@ -440,7 +447,12 @@ class MinimaxSearch:
         worst = min(row)
         if self.caution >= 1.0:
             return worst
-        return self.caution * worst + (1.0 - self.caution) * sum(row) / len(row)
+        if self.reply_decay >= 1.0:
+            mean = sum(row) / len(row)
+        else:
+            weights = [self.reply_decay**i for i in range(len(row))]
+            mean = sum(w * v for w, v in zip(weights, row, strict=True)) / sum(weights)
+        return self.caution * worst + (1.0 - self.caution) * mean
 
     def _principal_line(
         self, state: BattleState, best: Action, tree: SearchTree

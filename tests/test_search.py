@@ -101,6 +101,31 @@ def test_caution_blends_the_worst_reply_with_the_mean_of_the_replies():
         MinimaxSearch(model, Fixed([A1]), Fixed([B1]), TableEvaluator(table), caution=1.5)
 
 
+def test_reply_decay_trusts_the_opponent_models_ranking_in_the_mean():
+    # The opponent model ranks b1 first. a1 wins big against b1 and loses to b2.
+    table = {(("a1", "b1"),): 0.9, (("a1", "b2"),): 0.1, (("a2", "b1"),): 0.4, (("a2", "b2"),): 0.5}
+    model = TreeModel([A1, A2], [B1, B2])
+
+    def run(decay):
+        search = MinimaxSearch(model, Fixed([A1, A2]), Fixed([B1, B2]), TableEvaluator(table),
+                               depth=1, key=lambda s: s.notes["path"], caution=0.0,
+                               reply_decay=decay)  # fmt: skip
+        return search.search(tree_state(), [A1, A2]), search.last_tree
+
+    _, tree = run(1.0)  # equal weights
+    assert tree.values == {A1: pytest.approx(0.5), A2: pytest.approx(0.45)}
+    chosen, tree = run(0.25)  # weights 0.8 / 0.2: b1 is the expected reply
+    assert chosen == A1
+    assert tree.values == {A1: pytest.approx(0.74), A2: pytest.approx(0.42)}
+    # With caution 1 the ranking does not matter: the worst reply decides.
+    search = MinimaxSearch(model, Fixed([A1, A2]), Fixed([B1, B2]), TableEvaluator(table),
+                           depth=1, key=lambda s: s.notes["path"], reply_decay=0.25)  # fmt: skip
+    assert search.search(tree_state(), [A1, A2]) == A2
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="reply_decay"):
+            MinimaxSearch(model, Fixed([A1]), Fixed([B1]), TableEvaluator(table), reply_decay=bad)
+
+
 def test_depth_two_known_answer():
     # Leaves two turns down. After (a1, *) the position is good for us only if we then
     # play a1 again; after (a2, *) it is mediocre whatever happens.

@@ -117,6 +117,28 @@ def _turn_copy(state: BattleState) -> BattleState:
     )  # fmt: skip
 
 
+def ko_chance(result: Any, hp: float, hit_chance: float = 1.0) -> float:
+    """The chance that one use of a move (``result``: a damage result) deals ``hp`` or more.
+
+    Over the 16 damage rolls, with and without a critical hit, times ``hit_chance``; a
+    multi-hit move counts its typical number of hits, each with the first hit's roll.
+    """
+    if hp <= 0:
+        return 1.0
+    rolls = result.rolls
+    if not rolls:
+        return 0.0
+    crit_rolls = getattr(result, "crit_rolls", rolls) or rolls
+    hits = 1
+    hit_info = getattr(result, "hits", None)
+    if isinstance(hit_info, tuple) and hit_info and isinstance(hit_info[0], int):
+        hits = max(1, int(hit_info[0]))
+    crit = float(getattr(result, "crit_chance", 0.0) or 0.0)
+    plain = sum(1 for r in rolls if r * hits >= hp) / len(rolls)
+    critical = sum(1 for r in crit_rolls if r * hits >= hp) / len(crit_rolls)
+    return hit_chance * ((1.0 - crit) * plain + crit * critical)
+
+
 class TransitionModel:
     """Applies turns to :class:`BattleState` objects (see the module docstring).
 
@@ -124,6 +146,11 @@ class TransitionModel:
         dex: Showdown's data for the generation.
         mode: ``"expected"`` or ``"sample"``.
         replacement: who comes in after a faint or a pivot.
+        ko_rule: in expected mode, a hit knocks its target out when the chance of that
+            (over the damage rolls, critical hits and accuracy) is at least one half, like
+            the other discrete events, and leaves it a sliver of HP otherwise. Without it
+            a hit deals its expected damage, so a move that KOs on most rolls leaves the
+            target alive at a few HP, and one that KOs only on a crit can knock it out.
     """
 
     def __init__(
@@ -131,11 +158,13 @@ class TransitionModel:
         dex: Dex,
         mode: str = "expected",
         replacement: Replacement = healthiest_replacement,
+        ko_rule: bool = False,
     ):
         if mode not in ("expected", "sample"):
             raise ValueError("mode is 'expected' or 'sample'")
         self.dex = dex
         self.mode = mode
+        self.ko_rule = bool(ko_rule)
         self.replacement = replacement
         self._damage_cache: dict[tuple[Any, ...], Any] = {}
         self._combatants: dict[tuple[Any, ...], Any] = {}
@@ -480,6 +509,11 @@ class TransitionModel:
             if self.mode == "expected":
                 dealt = min(max(target.hp, 0.0), result.expected * hit_chance)
                 hit = hit_chance >= 0.5 and result.max > 0
+                if self.ko_rule and target.hp > 0 and result.max > 0:
+                    if ko_chance(result, target.hp, hit_chance) >= 0.5:
+                        dealt = target.hp
+                    elif dealt >= target.hp:
+                        dealt = max(0.0, target.hp - 1.0)
             else:
                 hit = bool(rng.random() < hit_chance)  # type: ignore[union-attr]
                 dealt = 0.0
