@@ -30,6 +30,7 @@ built for that checkpoint (``pokegym distill --memory``).
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,16 +49,22 @@ from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Pr
 from policies.value_net import (
     CheckpointError,
     DistilledNetwork,
+    EnsembleNetwork,
     StateEncoder,
     action_label,
     default_checkpoint,
     load_checkpoint,
+    load_ensemble,
 )
 
 DEFAULT_FORMAT = "gen9randombattle"
 
 ANCHORS: dict[str, Any] = {"abyssal": AbyssalPolicy, "none": None}
 """Rule-based agents whose choice can anchor the search (``anchor=``)."""
+
+ANCHOR_RULES = ("finish", "switch_out", "forced_switch", "forced_move", "hazard",
+                "hazard_removal", "recovery", "setup", "status", "attack")  # fmt: skip
+"""The rules of ``abyssal`` (its ``last_rule``) that ``trust=`` can name."""
 
 
 # ------------------------------------------------------------- shared helpers
@@ -91,7 +98,7 @@ class ValueNetEvaluator:
     def __init__(
         self,
         encoder: StateEncoder,
-        network: DistilledNetwork,
+        network: DistilledNetwork | EnsembleNetwork,
         memory: Any | None = None,
         memory_weight: float = 0.0,
         heuristic_weight: float = 0.0,
@@ -183,6 +190,13 @@ class DistilledPolicy(MinimaxPolicy):
         reply_decay: that mean weights the opponent model's ``i``-th reply by
             ``reply_decay ** i`` (1 = equally likely).
         ko_rule: the world model's KO rule (see :class:`~policies.minimax.MinimaxPolicy`).
+        ensemble: average the checkpoint with the members under its ``members/``
+            folder (:func:`~policies.value_net.load_ensemble`); False uses it alone.
+        trust: anchor rules whose choice is never overruled, joined by ``+`` (e.g.
+            ``finish+hazard``; names in :data:`ANCHOR_RULES`): rules whose payoff lies
+            beyond the search's two turns.
+        opponent_status: places among the opponent's replies kept for its status moves
+            (hazards, set-up, status), right after its best attack and best switch.
     """
 
     name = "distilled"
@@ -205,6 +219,9 @@ class DistilledPolicy(MinimaxPolicy):
         caution: float = 0.5,
         reply_decay: float = 1.0,
         ko_rule: bool = False,
+        opponent_status: int = 0,
+        ensemble: bool = True,
+        trust: str = "",
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
                          time_limit=time_limit, tera=tera, caution=caution,
@@ -218,13 +235,16 @@ class DistilledPolicy(MinimaxPolicy):
                 "`pokegym distill --out DIR`, then pass checkpoint=DIR."
             )
         self.checkpoint = folder
-        self.network = load_checkpoint(folder)
+        self.network = load_ensemble(folder) if ensemble else load_checkpoint(folder)
         self.memory = None
         if memory:
             from memory.experience import StateMemory
 
             self.memory = StateMemory.load(memory, embedding_id=checkpoint_id(folder))
         self.prior_actions = int(prior_actions)
+        if int(opponent_status) < 0:
+            raise ValueError("opponent_status is a number of reply slots (0 or more)")
+        self.opponent_status = int(opponent_status)
         self.memory_weight = float(memory_weight)
         self.heuristic_weight = float(heuristic_weight)
         anchor = "none" if anchor in (None, "", False) else str(anchor)
@@ -235,6 +255,12 @@ class DistilledPolicy(MinimaxPolicy):
         self.anchor_name = anchor
         self.anchor_margin = float(anchor_margin)
         self._anchor_policy = ANCHORS[anchor](seed) if ANCHORS[anchor] is not None else None
+        self.trusted_rules = frozenset(r for r in str(trust or "").replace("+", " ").split() if r)
+        unknown = self.trusted_rules - set(ANCHOR_RULES)
+        if unknown:
+            raise ValueError(f"trust names the anchor's rules ({', '.join(ANCHOR_RULES)}), "
+                             f"not {', '.join(sorted(unknown))}")  # fmt: skip
+        self._anchor_rule: str | None = None
         self._encoders: dict[int, StateEncoder] = {}
         self._observers: dict[int, Any] = {}
         self.depths: list[int] = []
@@ -255,7 +281,8 @@ class DistilledPolicy(MinimaxPolicy):
         priors = self._root_priors(battle, encoder) if self.prior_actions else None
         proposer = PriorProposer(LookaheadProposer(model, self.width), battle.turn, priors,
                                  self.prior_actions)  # fmt: skip
-        return proposer, LookaheadProposer(model, self.opponent_width), evaluator
+        opponent = LookaheadProposer(model, self.opponent_width, self.opponent_status)
+        return proposer, opponent, evaluator
 
     def _root_priors(
         self, battle: AbstractBattle, encoder: StateEncoder
@@ -299,10 +326,19 @@ class DistilledPolicy(MinimaxPolicy):
 
     def anchor(self, battle: AbstractBattle, orders: dict[Action, BattleOrder]) -> Action | None:
         """The rule-based agent's choice (``anchor=abyssal``), when it is a legal action."""
+        self._anchor_rule = None
         if self._anchor_policy is None:
             return None
         action = world_action(self._anchor_policy.choose(battle), battle)
+        self._anchor_rule = getattr(self._anchor_policy, "last_rule", None)
         return action if action in orders else None
+
+    def anchor_margin_now(self) -> float:
+        """``anchor_margin``, or infinite (played without a search) when a trusted rule
+        chose the anchor."""
+        if self._anchor_rule is not None and self._anchor_rule in self.trusted_rules:
+            return math.inf
+        return self.anchor_margin
 
     def choose(self, battle: AbstractBattle) -> BattleOrder:
         start = time.perf_counter()

@@ -10,6 +10,7 @@ LLM and distilled agents fill with other roles (override :meth:`MinimaxPolicy.ro
 
 from __future__ import annotations
 
+import math
 import time
 
 from poke_env.battle import AbstractBattle
@@ -111,6 +112,10 @@ class MinimaxPolicy(Policy):
             return DefaultBattleOrder()
         if len(orders) == 1 or battle.opponent_active_pokemon is None:
             return next(iter(orders.values()))
+        anchor = self.anchor(battle, orders)
+        margin = self.anchor_margin_now() if anchor is not None else 0.0
+        if anchor is not None and math.isinf(margin):
+            return orders[anchor]  # never overruled: no need to search
         model = self.model(battle.gen)
         state = self.state(battle, model.dex)
         proposer, opponent, evaluator = self.roles(battle, model)
@@ -118,7 +123,6 @@ class MinimaxPolicy(Policy):
                                caution=self.caution, reply_decay=self.reply_decay)  # fmt: skip
         self.last_search = search
         actions = list(orders)
-        anchor = self.anchor(battle, orders)
         fallback = (
             anchor
             if anchor is not None
@@ -128,9 +132,13 @@ class MinimaxPolicy(Policy):
         action = search.search(state, actions, deadline=deadline, fallback=fallback)
         if anchor is not None and action != anchor:
             values = search.last_tree.values
-            if anchor in values and values[action] - values[anchor] <= self.anchor_margin:
+            if anchor in values and values[action] - values[anchor] <= margin:
                 action = search.last_tree.chosen = anchor
         return orders[action]
+
+    def anchor_margin_now(self) -> float:
+        """The margin for the anchor just given (infinite: play it without searching)."""
+        return self.anchor_margin
 
     def anchor(self, battle: AbstractBattle, orders: dict[Action, BattleOrder]) -> Action | None:
         """A trusted default action for this decision, or None (the default).

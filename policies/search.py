@@ -186,11 +186,15 @@ class LookaheadProposer:
     Moves ranked by expected turns to KO (then damage), the plain move before its Tera
     version; then switches ranked by the lookahead's switch score. At most ``width``
     actions, always including the best move and (when there is one) the best switch.
-    Status moves the lookahead cannot value are kept after the attacks.
+    Status moves the lookahead cannot value are kept after the attacks, unless
+    ``status_slots`` reserves places for them right after the best move and switch: a
+    rule-based player uses hazards, set-up and status moves often (about one decision in
+    five for ``abyssal``), and an opponent model without them never sees those replies.
     """
 
     model: TransitionModel
     width: int = 4
+    status_slots: int = 0
 
     def propose(self, state: BattleState, side: int, legal: list[Action]) -> list[Action]:
         if len(legal) <= 1:
@@ -221,12 +225,20 @@ class LookaheadProposer:
             chosen.append(moves[0])
         if switches:
             chosen.append(switches[0])
+        if self.status_slots:
+            status = [a for a in legal if a[0] == "move" and not a[2] and a not in chosen
+                      and self._is_status(a[1])]  # fmt: skip
+            chosen.extend(status[: max(0, min(self.status_slots, self.width - len(chosen)))])
         for action in moves[1:] + switches[1:] + [a for a in legal if a not in chosen]:
             if len(chosen) >= self.width:
                 break
             if action not in chosen:
                 chosen.append(action)
         return chosen
+
+    def _is_status(self, move: str) -> bool:
+        entry = self.model.dex.moves.get(move)
+        return entry is not None and entry.get("category") == "Status"
 
 
 def _swap_sides(state: BattleState) -> BattleState:

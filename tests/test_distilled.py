@@ -11,7 +11,13 @@ from pokegym.arena import ArenaConfig, run_arena
 from pokegym.bench.worldmodel_bench import play_and_score
 from pokegym.world.data import load_dex
 from pokegym.world.transition import TransitionModel
-from policies.distilled import DistilledPolicy, PriorProposer, ValueNetEvaluator, world_action
+from policies.distilled import (
+    ANCHOR_RULES,
+    DistilledPolicy,
+    PriorProposer,
+    ValueNetEvaluator,
+    world_action,
+)
 from policies.search import LookaheadProposer
 from policies.value_net import CheckpointError, StateEncoder, default_checkpoint, load_checkpoint
 
@@ -133,3 +139,67 @@ def test_bad_anchor_options_are_clear_errors():
     with pytest.raises(ValueError, match="anchor_margin"):
         DistilledPolicy(anchor_margin=2.0)
     assert DistilledPolicy(anchor="none").anchor_name == "none"
+
+
+def test_trusted_rules_are_played_without_a_search():
+    seen: list[tuple[object, object, object]] = []
+
+    class Probe(DistilledPolicy):
+        def anchor(self, battle, orders):
+            self._probe_anchor = super().anchor(battle, orders)
+            return self._probe_anchor
+
+        def choose(self, battle):
+            self._probe_anchor = None
+            order = super().choose(battle)
+            if self._probe_anchor is not None:
+                seen.append((self._probe_anchor, world_action(order, battle), self.last_search))
+            return order
+
+    register_agent("distilled_trust_probe", Probe)
+    every = "+".join(ANCHOR_RULES)
+    config = ArenaConfig(agents=[f"distilled_trust_probe:trust={every}", "max_power"],
+                         battles_per_pair=1, concurrency=1, simulators=1, seed=3)  # fmt: skip
+    assert run_arena(config).record("distilled_trust_probe")["battles"] == 1
+    assert len(seen) > 5
+    assert all(anchor == played and search is None for anchor, played, search in seen), [
+        (a, p, s is None) for a, p, s in seen if a != p or s is not None]
+    agent = DistilledPolicy(trust="finish+hazard")
+    assert agent.trusted_rules == {"finish", "hazard"}
+    agent._anchor_rule = "hazard"
+    assert agent.anchor_margin_now() == float("inf")
+    agent._anchor_rule = "attack"
+    assert agent.anchor_margin_now() == agent.anchor_margin
+    with pytest.raises(ValueError, match="trust names the anchor's rules"):
+        DistilledPolicy(trust="finish+finsh")
+
+
+def test_members_under_a_checkpoint_are_averaged(tmp_path, states):
+    import shutil
+
+    from policies.value_net import EnsembleNetwork, load_ensemble, save_checkpoint
+
+    folder = tmp_path / "ck"
+    shutil.copytree(default_checkpoint(), folder)
+    single = load_checkpoint(folder)
+    assert load_ensemble(folder) is not None and not isinstance(load_ensemble(folder),
+                                                                 EnsembleNetwork)  # fmt: skip
+    # A member whose value head is shifted: the average lies between the two.
+    weights = {k: v.copy() for k, v in single.weights.items()}
+    weights["value_head.bias"] = weights["value_head.bias"] + 1.0
+    save_checkpoint(folder / "members" / "m1", single.config, weights,
+                    {k: v for k, v in single.meta.items() if k not in ("format", "version")})
+    ensemble = load_ensemble(folder)
+    assert isinstance(ensemble, EnsembleNetwork) and len(ensemble.members) == 2
+    features = StateEncoder(TransitionModel(load_dex(9))).encode_many(states[:20])
+    low, high = single.win_probability(features), ensemble.members[1].win_probability(features)
+    assert np.all(high > low)
+    assert np.allclose(ensemble.win_probability(features), (low + high) / 2)
+    assert np.array_equal(ensemble.embed(features), single.embed(features))  # memory unchanged
+    assert isinstance(DistilledPolicy(checkpoint=str(folder)).network, EnsembleNetwork)
+    assert not isinstance(DistilledPolicy(checkpoint=str(folder), ensemble=False).network,
+                          EnsembleNetwork)  # fmt: skip
+    # A corrupt member is a clear error that names it.
+    (folder / "members" / "m1" / "model.safetensors").write_bytes(b"not a tensor file")
+    with pytest.raises(CheckpointError, match="m1"):
+        load_ensemble(folder)

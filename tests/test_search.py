@@ -216,6 +216,23 @@ def test_search_on_the_world_model_keeps_nodes_independent():
     assert search.last_tree.values == values
 
 
+def test_status_slots_keep_the_opponents_status_moves_among_its_replies():
+    dex = load_dex(9)
+    model = TransitionModel(dex)
+    ours = [make_mon(dex, "garchomp", ("earthquake", "dragonclaw", "stoneedge", "stealthrock")),
+            make_mon(dex, "corviknight", ("bravebird", "roost"))]  # fmt: skip
+    theirs = [make_mon(dex, "heatran", ("magmastorm",))]
+    state = BattleState(sides=[SideState(ours), SideState(theirs)])
+    legal = model.legal_actions(state, 0)
+    plain = LookaheadProposer(model, 3).propose(state, 0, legal)
+    assert ("move", "stealthrock", False) not in plain  # attacks fill the places first
+    kept = LookaheadProposer(model, 3, status_slots=1).propose(state, 0, legal)
+    assert kept[:2] == plain[:2]  # best attack and best switch still lead
+    assert kept[2] == ("move", "stealthrock", False) and len(kept) == 3
+    # The width still bounds the candidates.
+    assert len(LookaheadProposer(model, 2, status_slots=1).propose(state, 0, legal)) == 2
+
+
 @pytest.mark.timeout(600)
 def test_minimax_agent_plays_real_battles_within_its_time_limit():
     result = run_arena(
