@@ -163,7 +163,8 @@ def test_trusted_rules_are_played_without_a_search():
     assert run_arena(config).record("distilled_trust_probe")["battles"] == 1
     assert len(seen) > 5
     assert all(anchor == played and search is None for anchor, played, search in seen), [
-        (a, p, s is None) for a, p, s in seen if a != p or s is not None]
+        (a, p, s is None) for a, p, s in seen if a != p or s is not None
+    ]
     agent = DistilledPolicy(trust="finish+hazard")
     assert agent.trusted_rules == {"finish", "hazard"}
     agent._anchor_rule = "hazard"
@@ -187,8 +188,12 @@ def test_members_under_a_checkpoint_are_averaged(tmp_path, states):
     # A member whose value head is shifted: the average lies between the two.
     weights = {k: v.copy() for k, v in single.weights.items()}
     weights["value_head.bias"] = weights["value_head.bias"] + 1.0
-    save_checkpoint(folder / "members" / "m1", single.config, weights,
-                    {k: v for k, v in single.meta.items() if k not in ("format", "version")})
+    save_checkpoint(
+        folder / "members" / "m1",
+        single.config,
+        weights,
+        {k: v for k, v in single.meta.items() if k not in ("format", "version")},
+    )
     ensemble = load_ensemble(folder)
     assert isinstance(ensemble, EnsembleNetwork) and len(ensemble.members) == 2
     features = StateEncoder(TransitionModel(load_dex(9))).encode_many(states[:20])
