@@ -192,6 +192,8 @@ class DistilledPolicy(MinimaxPolicy):
         ko_rule: the world model's KO rule (see :class:`~policies.minimax.MinimaxPolicy`).
         ensemble: average the checkpoint with the members under its ``members/``
             folder (:func:`~policies.value_net.load_ensemble`); False uses it alone.
+        adaptive_caution: how far ``caution`` moves with the network's value of the root
+            (see :meth:`caution_now`).
         trust: anchor rules whose choice is never overruled, joined by ``+`` (e.g.
             ``finish+hazard``; names in :data:`ANCHOR_RULES`): rules whose payoff lies
             beyond the search's two turns.
@@ -222,6 +224,7 @@ class DistilledPolicy(MinimaxPolicy):
         opponent_status: int = 0,
         ensemble: bool = True,
         trust: str = "",
+        adaptive_caution: float = 0.0,
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
                          time_limit=time_limit, tera=tera, caution=caution,
@@ -260,6 +263,9 @@ class DistilledPolicy(MinimaxPolicy):
         if unknown:
             raise ValueError(f"trust names the anchor's rules ({', '.join(ANCHOR_RULES)}), "
                              f"not {', '.join(sorted(unknown))}")  # fmt: skip
+        if not 0.0 <= float(adaptive_caution) <= 1.0:
+            raise ValueError("adaptive_caution is in [0, 1] (0 = the same caution throughout)")
+        self.adaptive_caution = float(adaptive_caution)
         self._anchor_rule: str | None = None
         self._encoders: dict[int, StateEncoder] = {}
         self._observers: dict[int, Any] = {}
@@ -332,6 +338,16 @@ class DistilledPolicy(MinimaxPolicy):
         action = world_action(self._anchor_policy.choose(battle), battle)
         self._anchor_rule = getattr(self._anchor_policy, "last_rule", None)
         return action if action in orders else None
+
+    def caution_now(self, state: BattleState, evaluator: Evaluator) -> float:
+        """``caution``, moved up when the network says we are ahead and down when behind:
+        ``caution + adaptive_caution · (2 · v(root) − 1)``, clipped to [0, 1]. Ahead, the
+        safe action against every reply keeps the lead; behind, only actions that pay off
+        against the opponent's likely replies can turn the battle."""
+        if not self.adaptive_caution:
+            return self.caution
+        value = evaluator.evaluate([state])[0]
+        return min(1.0, max(0.0, self.caution + self.adaptive_caution * (2.0 * value - 1.0)))
 
     def anchor_margin_now(self) -> float:
         """``anchor_margin``, or infinite (played without a search) when a trusted rule

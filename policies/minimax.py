@@ -119,8 +119,9 @@ class MinimaxPolicy(Policy):
         model = self.model(battle.gen)
         state = self.state(battle, model.dex)
         proposer, opponent, evaluator = self.roles(battle, model)
+        caution = self.caution_now(state, evaluator)
         search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
-                               caution=self.caution, reply_decay=self.reply_decay)  # fmt: skip
+                               caution=caution, reply_decay=self.reply_decay)  # fmt: skip
         self.last_search = search
         actions = list(orders)
         fallback = (
@@ -135,6 +136,10 @@ class MinimaxPolicy(Policy):
             if anchor in values and values[action] - values[anchor] <= margin:
                 action = search.last_tree.chosen = anchor
         return orders[action]
+
+    def caution_now(self, state: BattleState, evaluator: Evaluator) -> float:
+        """The caution of this decision's search (``caution``; subclasses may adapt it)."""
+        return self.caution
 
     def anchor_margin_now(self) -> float:
         """The margin for the anchor just given (infinite: play it without searching)."""

@@ -208,3 +208,25 @@ def test_members_under_a_checkpoint_are_averaged(tmp_path, states):
     (folder / "members" / "m1" / "model.safetensors").write_bytes(b"not a tensor file")
     with pytest.raises(CheckpointError, match="m1"):
         load_ensemble(folder)
+
+
+def test_adaptive_caution_follows_the_value_of_the_root(states):
+    class Fixed:
+        def __init__(self, value):
+            self.value, self.seen = value, []
+
+        def evaluate(self, batch):
+            self.seen.extend(batch)
+            return [self.value] * len(batch)
+
+    agent = DistilledPolicy(caution=0.5, adaptive_caution=0.5)
+    ahead, behind, even = Fixed(0.9), Fixed(0.1), Fixed(0.5)
+    assert agent.caution_now(states[0], ahead) == pytest.approx(0.9)  # keep the lead safely
+    assert agent.caution_now(states[0], behind) == pytest.approx(0.1)  # play the odds
+    assert agent.caution_now(states[0], even) == pytest.approx(0.5)
+    assert ahead.seen == [states[0]]
+    assert DistilledPolicy(caution=0.9, adaptive_caution=1.0).caution_now(states[0], ahead) == 1.0
+    fixed = Fixed(0.9)
+    assert DistilledPolicy(caution=0.5).caution_now(states[0], fixed) == 0.5 and not fixed.seen
+    with pytest.raises(ValueError, match="adaptive_caution"):
+        DistilledPolicy(adaptive_caution=1.5)
