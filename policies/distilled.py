@@ -192,6 +192,7 @@ class DistilledPolicy(MinimaxPolicy):
         ko_rule: the world model's KO rule (see :class:`~policies.minimax.MinimaxPolicy`).
         ensemble: average the checkpoint with the members under its ``members/``
             folder (:func:`~policies.value_net.load_ensemble`); False uses it alone.
+        determinizations: worlds searched per decision (see :class:`MinimaxPolicy`).
         adaptive_caution: how far ``caution`` moves with the network's value of the root
             (see :meth:`caution_now`).
         trust: anchor rules whose choice is never overruled, joined by ``+`` (e.g.
@@ -225,10 +226,12 @@ class DistilledPolicy(MinimaxPolicy):
         ensemble: bool = True,
         trust: str = "",
         adaptive_caution: float = 0.0,
+        determinizations: int = 1,
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
                          time_limit=time_limit, tera=tera, caution=caution,
-                         reply_decay=reply_decay, ko_rule=ko_rule)  # fmt: skip
+                         reply_decay=reply_decay, ko_rule=ko_rule,
+                         determinizations=determinizations)  # fmt: skip
         if depth < 2:
             raise ValueError("the distilled agent searches at least two full turns (depth >= 2)")
         folder = Path(checkpoint) if checkpoint else default_checkpoint(DEFAULT_FORMAT)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
@@ -46,6 +47,9 @@ class MinimaxPolicy(Policy):
             (see :class:`~policies.search.MinimaxSearch`).
         reply_decay: weight of the opponent model's ``i``-th reply in that mean is
             ``reply_decay ** i`` (1 = equally likely).
+        determinizations: worlds searched per decision: the modal one and ``n - 1`` with
+            the opponent's sets drawn from the belief, each in its share of the time; the
+            root values are averaged over the worlds that finished as deep as the first.
         ko_rule: the world model knocks a Pokémon out when a hit's chance to do so is at
             least one half (see :class:`~pokegym.world.transition.TransitionModel`).
     """
@@ -63,6 +67,7 @@ class MinimaxPolicy(Policy):
         caution: float = 1.0,
         reply_decay: float = 1.0,
         ko_rule: bool = False,
+        determinizations: int = 1,
     ):
         super().__init__(seed)
         if not 0.0 <= float(caution) <= 1.0:
@@ -72,6 +77,9 @@ class MinimaxPolicy(Policy):
         self.caution = float(caution)
         self.reply_decay = float(reply_decay)
         self.ko_rule = bool(ko_rule)
+        if int(determinizations) < 1:
+            raise ValueError("determinizations is the number of worlds searched (1 or more)")
+        self.determinizations = int(determinizations)
         if time_limit <= 0:
             raise ValueError("time_limit must be positive (seconds per decision)")
         self.depth = int(depth)
@@ -129,13 +137,49 @@ class MinimaxPolicy(Policy):
             if anchor is not None
             else next(iter(proposer.propose(state, 0, actions)[:1]), None)
         )
-        deadline = started + max(0.0, self.time_limit - DEADLINE_MARGIN)
-        action = search.search(state, actions, deadline=deadline, fallback=fallback)
+        budget = max(0.0, self.time_limit - DEADLINE_MARGIN)
+        worlds = self.determinizations
+        action = search.search(state, actions, deadline=started + budget / worlds,
+                               fallback=fallback)  # fmt: skip
+        values = search.last_tree.values
+        if worlds > 1 and search.last_tree.depth_completed:
+            values = self._other_worlds(battle, model, search, actions, fallback, started, budget)
+            action = max(values, key=lambda a: (values[a], a == fallback))
+            search.last_tree.chosen = action
         if anchor is not None and action != anchor:
-            values = search.last_tree.values
             if anchor in values and values[action] - values[anchor] <= margin:
                 action = search.last_tree.chosen = anchor
         return orders[action]
+
+    def _other_worlds(
+        self,
+        battle: AbstractBattle,
+        model: TransitionModel,
+        first: MinimaxSearch,
+        actions: list[Action],
+        fallback: Action | None,
+        started: float,
+        budget: float,
+    ) -> dict[Action, float]:
+        """Root values averaged over the modal world and ``determinizations - 1`` sampled
+        ones (the opponent's sets drawn from the belief); actions every completed search
+        valued. A sampled world whose search does not finish depth 1 is left out."""
+        tables = [first.last_tree.values]
+        worlds = self.determinizations
+        sampled = belief_for(battle).sample_determinizations(self.rng, worlds - 1)
+        for i, determinization in enumerate(sampled, start=2):
+            state = decision_state(battle, model.dex, determinization)
+            proposer, opponent, evaluator = self.roles(battle, model)
+            search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
+                                   caution=first.caution, reply_decay=self.reply_decay)  # fmt: skip
+            search.search(state, actions, deadline=started + budget * i / worlds,
+                          fallback=fallback)  # fmt: skip
+            if search.last_tree.depth_completed == first.last_tree.depth_completed:
+                tables.append(search.last_tree.values)
+        shared = [a for a in tables[0] if all(a in table for table in tables)]
+        if not shared:
+            return dict(tables[0])
+        return {a: sum(table[a] for table in tables) / len(tables) for a in shared}
 
     def caution_now(self, state: BattleState, evaluator: Evaluator) -> float:
         """The caution of this decision's search (``caution``; subclasses may adapt it)."""
@@ -155,10 +199,14 @@ class MinimaxPolicy(Policy):
         return None
 
 
-def decision_state(battle: AbstractBattle, dex: Dex) -> BattleState:
+def decision_state(
+    battle: AbstractBattle, dex: Dex, determinization: dict[str, Any] | None = None
+) -> BattleState:
     """The world-model state a search starts from: the opponent's hidden sets from the
-    modal set of the priors, and ``notes["unseen"]`` = opponent Pokémon not seen yet."""
-    determinization = belief_for(battle).modal_determinization()
+    modal set of the priors (or ``determinization``), and ``notes["unseen"]`` = opponent
+    Pokémon not seen yet."""
+    if determinization is None:
+        determinization = belief_for(battle).modal_determinization()
     state = state_from_battle(battle, determinization, dex)
     seen = len(state.sides[1].mons)
     size = max(len(battle.opponent_team), _team_size(battle))

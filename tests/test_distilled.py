@@ -230,3 +230,29 @@ def test_adaptive_caution_follows_the_value_of_the_root(states):
     assert DistilledPolicy(caution=0.5).caution_now(states[0], fixed) == 0.5 and not fixed.seen
     with pytest.raises(ValueError, match="adaptive_caution"):
         DistilledPolicy(adaptive_caution=1.5)
+
+
+def test_several_determinizations_average_the_root_values():
+    calls: list[dict] = []
+
+    class Probe(DistilledPolicy):
+        def _other_worlds(self, battle, model, first, actions, fallback, started, budget):
+            values = super()._other_worlds(battle, model, first, actions, fallback, started,
+                                           budget)  # fmt: skip
+            calls.append({"first": dict(first.last_tree.values), "mean": values,
+                          "legal": set(actions)})  # fmt: skip
+            return values
+
+    register_agent("distilled_worlds_probe", Probe)
+    config = ArenaConfig(agents=["distilled_worlds_probe:determinizations=3,time_limit=3.0",
+                                 "max_power"], battles_per_pair=1, concurrency=1,
+                         simulators=1, seed=6)  # fmt: skip
+    assert run_arena(config).record("distilled_worlds_probe")["battles"] == 1
+    assert len(calls) > 5
+    for call in calls:
+        assert call["mean"] and set(call["mean"]) <= set(call["first"]) <= call["legal"]
+        assert all(0.0 <= v <= 1.0 for v in call["mean"].values())
+    # Sampled worlds differ from the modal one somewhere: the average is not the first table.
+    assert any(call["mean"] != {a: call["first"][a] for a in call["mean"]} for call in calls)
+    with pytest.raises(ValueError, match="determinizations"):
+        DistilledPolicy(determinizations=0)
