@@ -97,25 +97,35 @@ def test_distilled_plays_real_battles_at_depth_two():
     assert sum(d >= 2 for d in depths) / len(depths) > 0.9  # a generous clock: depth 2
 
 
+class AnchorProbe(DistilledPolicy):
+    """Calls ``record(anchor, played)`` after each decision that had an anchor."""
+
+    def anchor(self, battle, orders):
+        self._probe_anchor = super().anchor(battle, orders)
+        return self._probe_anchor
+
+    def choose(self, battle):
+        self._probe_anchor = None
+        order = super().choose(battle)
+        if self._probe_anchor is not None:
+            self.record(self._probe_anchor, world_action(order, battle))
+        return order
+
+    def record(self, anchor, played):
+        raise AssertionError("a probe records what it needs")
+
+
 def test_the_anchor_is_played_unless_the_search_beats_it_by_the_margin():
     """``anchor=abyssal``: abyssal's choice is always a root candidate; the search replaces
     it only with an action whose backed-up value is higher by more than the margin."""
     seen: list[tuple[float, object, object, dict]] = []
 
-    class Probe(DistilledPolicy):
-        def anchor(self, battle, orders):
-            self._probe_anchor = super().anchor(battle, orders)
-            return self._probe_anchor
-
-        def choose(self, battle):
-            self._probe_anchor = None
-            order = super().choose(battle)
+    class Probe(AnchorProbe):
+        def record(self, anchor, played):
             tree = self.last_search.last_tree if self.last_search is not None else None
-            if tree is not None and self._probe_anchor is not None:
-                played = world_action(order, battle)
-                seen.append((self.anchor_margin, self._probe_anchor, played, dict(tree.values)))
-                assert self._probe_anchor in tree.candidates
-            return order
+            if tree is not None:
+                seen.append((self.anchor_margin, anchor, played, dict(tree.values)))
+                assert anchor in tree.candidates
 
     register_agent("distilled_anchor_probe", Probe)
     for margin in (1.0, 0.0):
@@ -144,17 +154,9 @@ def test_bad_anchor_options_are_clear_errors():
 def test_trusted_rules_are_played_without_a_search():
     seen: list[tuple[object, object, object]] = []
 
-    class Probe(DistilledPolicy):
-        def anchor(self, battle, orders):
-            self._probe_anchor = super().anchor(battle, orders)
-            return self._probe_anchor
-
-        def choose(self, battle):
-            self._probe_anchor = None
-            order = super().choose(battle)
-            if self._probe_anchor is not None:
-                seen.append((self._probe_anchor, world_action(order, battle), self.last_search))
-            return order
+    class Probe(AnchorProbe):
+        def record(self, anchor, played):
+            seen.append((anchor, played, self.last_search))
 
     register_agent("distilled_trust_probe", Probe)
     every = "+".join(ANCHOR_RULES)
