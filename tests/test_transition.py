@@ -3,6 +3,8 @@ and its fidelity against Showdown's simulator on real battles."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -294,8 +296,6 @@ def test_steps_never_change_the_states_they_start_from(dex, model):
 
 
 def test_ko_rule_knocks_out_when_most_outcomes_do(dex):
-    from pokegym.world.transition import ko_chance
-
     plain, ruled = TransitionModel(dex), TransitionModel(dex, ko_rule=True)
     attacker = make_mon(dex, "garchomp", ("stoneedge",))  # 80 % accurate
     full = make_state([attacker], [make_mon(dex, "heatran", ("splash",))])
@@ -304,7 +304,7 @@ def test_ko_rule_knocks_out_when_most_outcomes_do(dex):
     # HP just above the 5th-lowest roll: 11 of 16 rolls KO, so with the 80 % accuracy the
     # chance is a little over one half, while 80 % of the mean damage falls short.
     hp = rolls[4] + 0.5
-    chance = ko_chance(result, hp, 0.8)
+    chance = 0.8 * result.ko_chance(math.ceil(hp))
     assert 0.5 <= chance < 0.6
     assert result.expected * 0.8 < hp
     target = make_mon(dex, "heatran", ("splash",))
@@ -315,6 +315,5 @@ def test_ko_rule_knocks_out_when_most_outcomes_do(dex):
     assert ruled.step(state, move, STAY).sides[1].mons[0].hp <= 0  # knocked out
     # Above every roll only a critical hit KOs: the rule leaves the target standing.
     target.hp = max(result.crit_rolls) - 1
-    assert ko_chance(result, target.hp, 0.8) < 0.5
+    assert 0.8 * result.ko_chance(math.ceil(target.hp)) < 0.5
     assert ruled.step(state, move, STAY).sides[1].mons[0].hp > 0
-    assert ko_chance(result, 0.0) == 1.0

@@ -29,6 +29,7 @@ listed in the code, two-turn moves' charge turn, multi-turn locks (Outrage).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -115,28 +116,6 @@ def _turn_copy(state: BattleState) -> BattleState:
         sides, state.gen, state.weather, state.weather_turns, state.terrain,
         state.terrain_turns, state.trick_room, state.gravity, state.turn, state.notes,
     )  # fmt: skip
-
-
-def ko_chance(result: Any, hp: float, hit_chance: float = 1.0) -> float:
-    """The chance that one use of a move (``result``: a damage result) deals ``hp`` or more.
-
-    Over the 16 damage rolls, with and without a critical hit, times ``hit_chance``; a
-    multi-hit move counts its typical number of hits, each with the first hit's roll.
-    """
-    if hp <= 0:
-        return 1.0
-    rolls = result.rolls
-    if not rolls:
-        return 0.0
-    crit_rolls = getattr(result, "crit_rolls", rolls) or rolls
-    hits = 1
-    hit_info = getattr(result, "hits", None)
-    if isinstance(hit_info, tuple) and hit_info and isinstance(hit_info[0], int):
-        hits = max(1, int(hit_info[0]))
-    crit = float(getattr(result, "crit_chance", 0.0) or 0.0)
-    plain = sum(1 for r in rolls if r * hits >= hp) / len(rolls)
-    critical = sum(1 for r in crit_rolls if r * hits >= hp) / len(crit_rolls)
-    return hit_chance * ((1.0 - crit) * plain + crit * critical)
 
 
 class TransitionModel:
@@ -510,7 +489,7 @@ class TransitionModel:
                 dealt = min(max(target.hp, 0.0), result.expected * hit_chance)
                 hit = hit_chance >= 0.5 and result.max > 0
                 if self.ko_rule and target.hp > 0 and result.max > 0:
-                    if ko_chance(result, target.hp, hit_chance) >= 0.5:
+                    if hit_chance * result.ko_chance(math.ceil(target.hp)) >= 0.5:
                         dealt = target.hp
                     elif dealt >= target.hp:
                         dealt = max(0.0, target.hp - 1.0)
