@@ -41,10 +41,12 @@ from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 
 from pokegym.world.data import to_id
+from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.abyssal import AbyssalPolicy
 from policies.minimax import MinimaxPolicy, decision_state, root_actions
+from policies.opponent_view import RuleReplyModel
 from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Proposer
 from policies.value_net import (
     CheckpointError,
@@ -200,6 +202,10 @@ class DistilledPolicy(MinimaxPolicy):
             beyond the search's two turns.
         opponent_status: places among the opponent's replies kept for its status moves
             (hazards, set-up, status), right after its best attack and best switch.
+        predict: a rule-based agent asked what it would play in the opponent's place
+            (``abyssal``; :class:`~policies.opponent_view.RuleReplyModel`), or ``none``.
+            The root values then weight that reply by ``predict_weight`` (1: a best
+            response to it; see :meth:`~policies.search.MinimaxSearch.search`).
     """
 
     name = "distilled"
@@ -227,6 +233,8 @@ class DistilledPolicy(MinimaxPolicy):
         trust: str = "",
         adaptive_caution: float = 0.0,
         determinizations: int = 1,
+        predict: str | None = "none",
+        predict_weight: float = 1.0,
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
                          time_limit=time_limit, tera=tera, caution=caution,
@@ -269,6 +277,17 @@ class DistilledPolicy(MinimaxPolicy):
         if not 0.0 <= float(adaptive_caution) <= 1.0:
             raise ValueError("adaptive_caution is in [0, 1] (0 = the same caution throughout)")
         self.adaptive_caution = float(adaptive_caution)
+        predict = "none" if predict in (None, "", False) else str(predict)
+        if predict not in ANCHORS:
+            raise ValueError(f"predict must be one of {sorted(ANCHORS)}, not {predict!r}")
+        if not 0.0 <= float(predict_weight) <= 1.0:
+            raise ValueError("predict_weight is in [0, 1] (1 = a best response to the "
+                             "predicted reply alone)")  # fmt: skip
+        self.predict_name = predict
+        self.predicted_weight = float(predict_weight)
+        self._reply_model = (RuleReplyModel(ANCHORS[predict](seed))
+                             if ANCHORS[predict] is not None else None)  # fmt: skip
+        self.predictions = 0
         self._anchor_rule: str | None = None
         self._encoders: dict[int, StateEncoder] = {}
         self._observers: dict[int, Any] = {}
@@ -341,6 +360,15 @@ class DistilledPolicy(MinimaxPolicy):
         action = world_action(self._anchor_policy.choose(battle), battle)
         self._anchor_rule = getattr(self._anchor_policy, "last_rule", None)
         return action if action in orders else None
+
+    def predict_reply(self, battle: AbstractBattle, state: BattleState) -> Action | None:
+        """The reply the ``predict`` rules would play in the opponent's place (its hidden
+        moves and Tera type from the modal set of the priors, as in the search's state)."""
+        if self._reply_model is None:
+            return None
+        reply = self._reply_model.predict(battle, belief_for(battle).modal_determinization())
+        self.predictions += reply is not None
+        return reply
 
     def caution_now(self, state: BattleState, evaluator: Evaluator) -> float:
         """``caution``, moved up when the network says we are ahead and down when behind:

@@ -91,6 +91,8 @@ class MinimaxPolicy(Policy):
         self.last_search: MinimaxSearch | None = None
         #: How much better (in win chance) the search's choice must be to replace the anchor.
         self.anchor_margin = 0.0
+        #: Weight of :meth:`predict_reply`'s reply in the root values (1: it alone).
+        self.predicted_weight = 1.0
 
     # ------------------------------------------------------------------ roles
     def model(self, gen: int) -> TransitionModel:
@@ -139,11 +141,14 @@ class MinimaxPolicy(Policy):
         )
         budget = max(0.0, self.time_limit - DEADLINE_MARGIN)
         worlds = self.determinizations
+        predicted = self.predict_reply(battle, state)
         action = search.search(state, actions, deadline=started + budget / worlds,
-                               fallback=fallback)  # fmt: skip
+                               fallback=fallback, predicted=predicted,
+                               predicted_weight=self.predicted_weight)  # fmt: skip
         values = search.last_tree.values
         if worlds > 1 and search.last_tree.depth_completed:
-            values = self._other_worlds(battle, model, search, actions, fallback, started, budget)
+            values = self._other_worlds(battle, model, search, actions, fallback, started, budget,
+                                        predicted)  # fmt: skip
             action = max(values, key=lambda a: (values[a], a == fallback))
             search.last_tree.chosen = action
         if anchor is not None and action != anchor:
@@ -160,6 +165,7 @@ class MinimaxPolicy(Policy):
         fallback: Action | None,
         started: float,
         budget: float,
+        predicted: Action | None = None,
     ) -> dict[Action, float]:
         """Root values averaged over the modal world and ``determinizations - 1`` sampled
         ones (the opponent's sets drawn from the belief); actions every completed search
@@ -173,7 +179,8 @@ class MinimaxPolicy(Policy):
             search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
                                    caution=first.caution, reply_decay=self.reply_decay)  # fmt: skip
             search.search(state, actions, deadline=started + budget * i / worlds,
-                          fallback=fallback)  # fmt: skip
+                          fallback=fallback, predicted=predicted,
+                          predicted_weight=self.predicted_weight)  # fmt: skip
             if search.last_tree.depth_completed == first.last_tree.depth_completed:
                 tables.append(search.last_tree.values)
         shared = [a for a in tables[0] if all(a in table for table in tables)]
@@ -184,6 +191,13 @@ class MinimaxPolicy(Policy):
     def caution_now(self, state: BattleState, evaluator: Evaluator) -> float:
         """The caution of this decision's search (``caution``; subclasses may adapt it)."""
         return self.caution
+
+    def predict_reply(self, battle: AbstractBattle, state: BattleState) -> Action | None:
+        """The opponent's expected reply now (side 1's world-model action), or None (the
+        default: the search backs up over the opponent model's replies alone). With one,
+        the root values weight it by :attr:`predicted_weight`
+        (see :meth:`~policies.search.MinimaxSearch.search`)."""
+        return None
 
     def anchor_margin_now(self) -> float:
         """The margin for the anchor just given (infinite: play it without searching)."""

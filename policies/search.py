@@ -332,6 +332,8 @@ class MinimaxSearch:
         self._deadline = math.inf
         self._cache: dict[Hashable, float] = {}
         self._tree = SearchTree()
+        self._predicted: Action | None = None
+        self._predicted_weight = 1.0
 
     # ------------------------------------------------------------------ public
     def search(
@@ -341,14 +343,25 @@ class MinimaxSearch:
         *,
         deadline: float = math.inf,
         fallback: Action | None = None,
+        predicted: Action | None = None,
+        predicted_weight: float = 1.0,
     ) -> Action:
         """The action to play at ``state`` among ``our_actions`` (legal at the root).
 
         ``deadline`` is a ``time.monotonic()`` instant; ``fallback`` is returned when not
         even depth 1 finishes in time (default: the first candidate).
+
+        ``predicted`` is the opponent's expected reply at the root (from a reply model,
+        e.g. :class:`~policies.opponent_view.RuleReplyModel`): each root candidate is then
+        valued ``w · V(a, predicted) + (1 − w) · backup over the opponent model's replies``
+        with ``w = predicted_weight`` (1: a best response to the prediction alone). An
+        illegal or missing prediction leaves the search as it was.
         """
         if not our_actions:
             raise ValueError("no legal action to search over")
+        if not 0.0 <= predicted_weight <= 1.0:
+            raise ValueError("predicted_weight is in [0, 1] (1 = trust the prediction alone)")
+        self._predicted, self._predicted_weight = predicted, float(predicted_weight)
         start = time.monotonic()
         self._deadline = deadline
         self._cache = {}
@@ -394,7 +407,16 @@ class MinimaxSearch:
     def _root(
         self, state: BattleState, candidates: list[Action], depth: int
     ) -> tuple[dict[Action, float], list[Action], dict[Action, Action]]:
-        replies = self._candidates(self.opponent, state, 1, legal_actions(self.model, state, 1))
+        legal = legal_actions(self.model, state, 1)
+        predicted, weight = self._predicted, self._predicted_weight
+        if predicted not in legal:
+            predicted = None
+        if predicted is not None and weight >= 1.0:
+            replies = [predicted]
+        else:
+            replies = self._candidates(self.opponent, state, 1, legal)
+            if predicted is not None and predicted not in replies:
+                replies.append(predicted)
         grid = self._grid(state, candidates, replies, depth)
         values: dict[Action, float] = {}
         worst: dict[Action, Action] = {}
@@ -402,6 +424,8 @@ class MinimaxSearch:
             row = [(grid[(a, b)], b) for b in replies]
             _, reply = min(row, key=lambda item: item[0])
             values[a], worst[a] = self._backup([v for v, _ in row]), reply
+            if predicted is not None and weight < 1.0:
+                values[a] = weight * grid[(a, predicted)] + (1.0 - weight) * values[a]
         return values, replies, worst
 
     def _grid(

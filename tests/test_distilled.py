@@ -238,9 +238,8 @@ def test_several_determinizations_average_the_root_values():
     calls: list[dict] = []
 
     class Probe(DistilledPolicy):
-        def _other_worlds(self, battle, model, first, actions, fallback, started, budget):
-            values = super()._other_worlds(battle, model, first, actions, fallback, started,
-                                           budget)  # fmt: skip
+        def _other_worlds(self, battle, model, first, actions, *rest):
+            values = super()._other_worlds(battle, model, first, actions, *rest)
             calls.append({"first": dict(first.last_tree.values), "mean": values,
                           "legal": set(actions)})  # fmt: skip
             return values

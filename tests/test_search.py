@@ -126,6 +126,37 @@ def test_reply_decay_trusts_the_opponent_models_ranking_in_the_mean():
             MinimaxSearch(model, Fixed([A1]), Fixed([B1]), TableEvaluator(table), reply_decay=bad)
 
 
+def test_a_predicted_reply_is_answered_at_the_root():
+    # Maximin picks the safe a2; if the opponent is expected to play b1, a1 is better.
+    table = {(("a1", "b1"),): 0.9, (("a1", "b2"),): 0.1, (("a2", "b1"),): 0.4, (("a2", "b2"),): 0.5}
+    model = TreeModel([A1, A2], [B1, B2])
+
+    def run(predicted, weight, opponent=(B1, B2)):
+        search = MinimaxSearch(model, Fixed([A1, A2]), Fixed(list(opponent)),
+                               TableEvaluator(table), depth=1,
+                               key=lambda s: s.notes["path"])  # fmt: skip
+        chosen = search.search(tree_state(), [A1, A2], predicted=predicted,
+                               predicted_weight=weight)  # fmt: skip
+        return chosen, search.last_tree
+
+    chosen, tree = run(B1, 1.0)  # a best response to b1 alone
+    assert chosen == A1 and tree.replies == [B1]
+    assert tree.values == {A1: pytest.approx(0.9), A2: pytest.approx(0.4)}
+    chosen, tree = run(B1, 0.5)  # half the prediction, half maximin
+    assert tree.values == {A1: pytest.approx(0.5), A2: pytest.approx(0.4)}
+    assert chosen == A1 and tree.worst_reply == {A1: B2, A2: B1}
+    # A prediction the opponent model did not propose joins its replies.
+    _, tree = run(B1, 0.5, opponent=(B2,))
+    assert tree.replies == [B2, B1]  # and counts in the backup over the replies too
+    assert tree.values == {A1: pytest.approx(0.5), A2: pytest.approx(0.4)}
+    # An illegal prediction, or none, leaves plain maximin.
+    for predicted in (None, ("move", "b9", False)):
+        chosen, tree = run(predicted, 1.0)
+        assert chosen == A2 and tree.values == {A1: 0.1, A2: 0.4}
+    with pytest.raises(ValueError, match="predicted_weight"):
+        run(B1, 1.5)
+
+
 def test_depth_two_known_answer():
     # Leaves two turns down. After (a1, *) the position is good for us only if we then
     # play a1 again; after (a2, *) it is mediocre whatever happens.
