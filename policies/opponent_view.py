@@ -45,7 +45,6 @@ class OpponentView:
     """
 
     def __init__(self, battle: AbstractBattle, sets: Mapping[str, PokemonSet]):
-        self._battle = battle
         self._sets = sets
         self.gen = battle.gen
         self.format = battle.format
@@ -86,7 +85,7 @@ class OpponentView:
         if mon is None or mon.fainted:
             return []
         moves = [move for move in mon.moves.values() if move.current_pp > 0]
-        known = {to_id(move.id) for move in moves}
+        known = {to_id(move.id) for move in mon.moves.values()}  # shown, PP left or not
         found = self._set(mon)
         for move_id in found.moves if found else ():
             if len(moves) >= 4:
