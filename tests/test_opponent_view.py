@@ -132,3 +132,27 @@ def test_the_distilled_agent_answers_the_predicted_reply():
         DistilledPolicy(predict="oracle")
     with pytest.raises(ValueError, match="predict_weight"):
         DistilledPolicy(predict="abyssal", predict_weight=2.0)
+
+
+def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
+    """benchmarks/opponent_oracle.py: real battles with the opponent's reply told, results
+    per battle, the agreement of predict=abyssal, and the paired comparison."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "opponent_oracle.py"
+    first, second = tmp_path / "reply.json", tmp_path / "sets.json"
+    run = [sys.executable, str(script), "--battles", "2", "--seed", "3", "--concurrency", "1"]
+    done = subprocess.run([*run, "--oracle", "reply", "--out", str(first)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "over 2 battles" in done.stdout and "predict=abyssal named" in done.stdout
+    results = json.loads(first.read_text())
+    assert set(results) == {"0", "1"} and all(isinstance(v, bool) for v in results.values())
+    done = subprocess.run([*run, "--oracle", "sets", "--agent", "anchor_margin=0", "--out",
+                           str(second), "--paired", str(first)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "paired with" in done.stdout and "on 2 battles" in done.stdout

@@ -1,0 +1,155 @@
+"""How much would knowing the opponent be worth? The distilled agent against ``abyssal``,
+told what only the other side knows.
+
+A diagnostic, not an agent: both players run in this process, so before each decision
+the script reads the *opponent's* live battle object and hands the agent
+
+* ``--oracle reply``: ``abyssal``'s actual choice for this turn, as the one reply the
+  search answers at the root (``MinimaxSearch.search(predicted=...)``, weight 1);
+* ``--oracle sets``: the opponent's true moves, item and ability (its battle object does
+  not carry the Tera type), in place of the priors' modal sets;
+* ``--oracle none``: nothing (the same agent as ``pokegym compare`` plays).
+
+Every decision also counts how often ``predict=abyssal`` (the rules asked in the
+opponent's chair, :mod:`policies.opponent_view`) names the same move or switch as the
+opponent then plays. The agent plays under the name ``distilled`` and the battles are
+seeded like ``pokegym compare --agents distilled,abyssal --seed S``, so battle ``k``
+has the same teams and seeds as there; ``--paired FILE`` compares with an earlier run's
+per-battle results (exact McNemar test on the battles won by one run only).
+
+    python benchmarks/opponent_oracle.py --oracle reply --battles 200 --seed 11 \\
+        --out runs/oracle/reply.json [--paired runs/oracle/none.json] [--agent anchor_margin=0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from poke_env.battle import AbstractBattle
+
+from pokegym.agents import parse_agent_spec, register_agent
+from pokegym.arena import Arena, ArenaConfig
+from pokegym.ratings import binomial_test
+from pokegym.stats import wilson_interval
+from pokegym.world.data import to_id
+from pokegym.world.priors import belief_for
+from pokegym.world.sets import PokemonSet
+from pokegym.world.transition import Action
+from policies.abyssal import AbyssalPolicy
+from policies.distilled import DistilledPolicy
+from policies.minimax import decision_state
+from policies.opponent_view import RuleReplyModel, reply_action
+
+
+def true_sets(theirs: AbstractBattle) -> dict[str, PokemonSet]:
+    """The opponent's own view of its team, as sets keyed by species id."""
+    sets = {}
+    for mon in theirs.team.values():
+        species = to_id(mon.species)
+        sets[species] = PokemonSet(species=species, level=mon.level or 100,
+                                   item=to_id(mon.item or ""), ability=to_id(mon.ability or ""),
+                                   moves=tuple(to_id(m) for m in mon.moves),
+                                   evs=(84,) * 6)  # fmt: skip
+    return sets
+
+
+class ToldDistilled(DistilledPolicy):
+    """The distilled agent with what the script tells it before each decision."""
+
+    oracle = "none"
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self.told_reply: Action | None = None
+        self.told_sets: dict[str, PokemonSet] | None = None
+
+    def predict_reply(self, battle, state):
+        if self.oracle == "reply":
+            return self.told_reply
+        return super().predict_reply(battle, state)
+
+    def state(self, battle, dex):
+        if self.oracle == "sets" and self.told_sets:
+            return decision_state(battle, dex, self.told_sets)
+        return super().state(battle, dex)
+
+
+class OracleArena(Arena):
+    """An arena that shows each ``ToldDistilled`` its opponent's side before it decides."""
+
+    def __init__(self, config: ArenaConfig):
+        super().__init__(config)
+        self.rules = AbyssalPolicy(0)
+        self.prediction = RuleReplyModel(AbyssalPolicy(0))
+        self.agreement: Counter[str] = Counter()
+
+    def _decide(self, slot, stats):
+        session = slot.session
+        for side in (0, 1):
+            agent, other = slot.agents[side], 1 - side
+            if not isinstance(agent, ToldDistilled):
+                continue
+            agent.told_reply, agent.told_sets = None, None
+            ours, theirs = session.battles[side], session.battles[other]
+            if theirs.teampreview or not session.needs_choice(other):
+                continue
+            agent.told_sets = true_sets(theirs)
+            actual = reply_action(self.rules.choose(theirs), ours)
+            agent.told_reply = actual
+            if session.needs_choice(side) and actual is not None:
+                guess = self.prediction.predict(ours, belief_for(ours).modal_determinization())
+                self.agreement["decisions"] += 1
+                self.agreement["same"] += guess is not None and guess[:2] == actual[:2]
+        return super()._decide(slot, stats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--oracle", choices=("reply", "sets", "none"), default="reply")
+    parser.add_argument("--battles", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--agent", default="", help="distilled options, e.g. anchor_margin=0")
+    parser.add_argument("--out", type=Path, help="per-battle results (JSON)")
+    parser.add_argument("--paired", type=Path, help="an earlier --out to compare with")
+    args = parser.parse_args()
+
+    _, options = parse_agent_spec("distilled:" + args.agent if args.agent else "distilled")
+    ToldDistilled.oracle = args.oracle
+    register_agent("distilled", lambda **kw: ToldDistilled(**{**kw, **options}))
+    config = ArenaConfig(agents=["distilled", "abyssal"], battles_per_pair=args.battles,
+                         seed=args.seed, concurrency=args.concurrency)  # fmt: skip
+    arena = OracleArena(config)
+    started = time.perf_counter()
+    result = arena.run()
+    won = {record.index: record.winner == "distilled" for record in result.battles}
+    wins = sum(won.values())
+    low, high = wilson_interval(wins, len(won))
+    seconds = time.perf_counter() - started
+    print(f"oracle {args.oracle} {args.agent or '(defaults)'}: {wins}-{len(won) - wins}, "
+          f"{100 * wins / len(won):.1f} % [{100 * low:.1f} %, {100 * high:.1f} %] over "
+          f"{len(won)} battles, seed {args.seed}, {seconds:.0f} s")  # fmt: skip
+    same, decisions = arena.agreement["same"], arena.agreement["decisions"]
+    if decisions:
+        print(f"predict=abyssal named the opponent's move or switch in {same} of "
+              f"{decisions} decisions ({100 * same / decisions:.0f} %)")  # fmt: skip
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({str(k): v for k, v in sorted(won.items())}))
+    if args.paired:
+        before = {int(k): v for k, v in json.loads(args.paired.read_text()).items()}
+        shared = sorted(set(before) & set(won))
+        only_before = sum(before[k] and not won[k] for k in shared)
+        only_now = sum(won[k] and not before[k] for k in shared)
+        p = binomial_test(only_now, only_before + only_now) if only_before + only_now else 1.0
+        print(f"paired with {args.paired} on {len(shared)} battles: won only there "
+              f"{only_before}, only here {only_now}, exact McNemar p = {p:.3f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
