@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from poke_env.battle import AbstractBattle, Move, Pokemon
-from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
+from poke_env.battle import AbstractBattle
+from poke_env.player.battle_order import BattleOrder
 
 from pokegym.world.data import to_id
 from pokegym.world.priors import belief_for
@@ -46,7 +46,7 @@ from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.abyssal import AbyssalPolicy
 from policies.minimax import MinimaxPolicy, decision_state, root_actions
-from policies.opponent_view import RuleReplyModel
+from policies.opponent_view import RuleReplyModel, order_action
 from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Proposer
 from policies.value_net import (
     CheckpointError,
@@ -72,16 +72,7 @@ ANCHOR_RULES = ("finish", "switch_out", "forced_switch", "forced_move", "hazard"
 # ------------------------------------------------------------- shared helpers
 def world_action(order: Any, battle: AbstractBattle) -> Action | None:
     """The world-model action of a poke-env order (None for default/struggle orders)."""
-    if not isinstance(order, SingleBattleOrder):
-        return None
-    target = order.order
-    if isinstance(target, Move):
-        return ("move", to_id(target.id), bool(order.terastallize))
-    if isinstance(target, Pokemon):
-        for i, mon in enumerate(battle.team.values()):
-            if mon is target or mon.species == target.species:
-                return ("switch", i, False)
-    return None
+    return order_action(order, list(battle.team.values()))
 
 
 def checkpoint_id(folder: str | Path) -> str:
