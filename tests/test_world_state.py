@@ -108,3 +108,29 @@ def test_compute_stats_matches_showdown_for_generated_and_pool_teams():
                         assert shown["stats"][stat] == stats[stat], (format_id, pokemon_set, stat)
         finally:
             session.close()
+
+
+def test_own_tera_types_come_from_the_request():
+    """poke-env leaves ``tera_type`` unset until a Pokémon terastallizes; the backend reads
+    each own Pokémon's Tera type from the request, so the state (and the search) can
+    terastallize, and the opponent's Tera types stay unknown."""
+    from pokegym.world.transition import TransitionModel
+
+    env = ShowdownEnv("gen9randombattle", opponent="max_power")
+    try:
+        _, info = env.reset(seed=12)
+        battle = info["battle"]
+        request = {entry["ident"]: entry["teraType"]
+                   for entry in battle.last_request["side"]["pokemon"]}  # fmt: skip
+        assert len(request) == len(battle.team)
+        for key, mon in battle.team.items():
+            assert mon.tera_type is not None
+            assert mon.tera_type.name.lower() == request[key].lower()
+        assert all(mon.tera_type is None for mon in battle.opponent_team.values())
+        dex = load_dex(9)
+        state = state_from_battle(battle, {}, dex)
+        assert all(m.tera_type for m in state.sides[0].mons)
+        legal = TransitionModel(dex).legal_actions(state, 0)
+        assert any(kind == "move" and tera for kind, _, tera in legal)
+    finally:
+        env.close()

@@ -12,6 +12,7 @@ Choices are Showdown's own choice strings (``move 2 terastallize``, ``switch 4``
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from abc import ABC, abstractmethod
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from poke_env.battle import Battle, Pokemon
+from poke_env.battle import Battle, Pokemon, PokemonType
 from poke_env.teambuilder import Teambuilder
 
 from pokegym.errors import IllegalActionError
@@ -69,6 +70,23 @@ class ShowdownBattle(Battle):
         if len(changed) != len(entries):
             side = {**side, "pokemon": changed}
         super()._update_team_from_request(side, strict_battle_tracking)
+        self._note_tera_types(changed)
+
+    def _note_tera_types(self, entries: list[dict[str, Any]]) -> None:
+        """Each own Pokémon's Tera type, from the request (``teraType``).
+
+        poke-env's ``Pokemon.tera_type`` ("None if unknown") is only set once a Pokémon
+        terastallizes, so without this a player would not know its own Tera types: the
+        observation, the world-model state and the prompts all read them from there.
+        """
+        team = self.team
+        for entry in entries:
+            mon = team.get(entry["ident"])
+            tera = entry.get("teraType")
+            if mon is None or not tera or mon.is_terastallized:
+                continue
+            with contextlib.suppress(ValueError, KeyError):
+                mon._terastallized_type = PokemonType.from_name(tera)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ShowdownBattle):
