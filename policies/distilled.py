@@ -186,6 +186,8 @@ class DistilledPolicy(MinimaxPolicy):
         ensemble: average the checkpoint with the members under its ``members/``
             folder (:func:`~policies.value_net.load_ensemble`); False uses it alone.
         determinizations: worlds searched per decision (see :class:`MinimaxPolicy`).
+        chance: sampled first turns per joint action at the root (see
+            :class:`MinimaxPolicy`; 0: the expected turn).
         adaptive_caution: how far ``caution`` moves with the network's value of the root
             (see :meth:`caution_now`).
         trust: anchor rules whose choice is never overruled, joined by ``+`` (e.g.
@@ -226,11 +228,12 @@ class DistilledPolicy(MinimaxPolicy):
         determinizations: int = 1,
         predict: str | None = "none",
         predict_weight: float = 1.0,
+        chance: int = 0,
     ):
         super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
                          time_limit=time_limit, tera=tera, caution=caution,
                          reply_decay=reply_decay, ko_rule=ko_rule,
-                         determinizations=determinizations)  # fmt: skip
+                         determinizations=determinizations, chance=chance)  # fmt: skip
         if depth < 2:
             raise ValueError("the distilled agent searches at least two full turns (depth >= 2)")
         folder = Path(checkpoint) if checkpoint else default_checkpoint(DEFAULT_FORMAT)

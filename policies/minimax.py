@@ -52,6 +52,8 @@ class MinimaxPolicy(Policy):
             root values are averaged over the worlds that finished as deep as the first.
         ko_rule: the world model knocks a Pokémon out when a hit's chance to do so is at
             least one half (see :class:`~pokegym.world.transition.TransitionModel`).
+        chance: sampled first turns per joint action at the root (0: the expected turn;
+            see :class:`~policies.search.MinimaxSearch`).
     """
 
     name = "minimax"
@@ -68,6 +70,7 @@ class MinimaxPolicy(Policy):
         reply_decay: float = 1.0,
         ko_rule: bool = False,
         determinizations: int = 1,
+        chance: int = 0,
     ):
         super().__init__(seed)
         if not 0.0 <= float(caution) <= 1.0:
@@ -80,6 +83,10 @@ class MinimaxPolicy(Policy):
         if int(determinizations) < 1:
             raise ValueError("determinizations is the number of worlds searched (1 or more)")
         self.determinizations = int(determinizations)
+        if int(chance) < 0:
+            raise ValueError("chance is the number of sampled first turns (0 = the expected turn)")
+        self.chance = int(chance)
+        self._samplers: dict[int, TransitionModel] = {}
         if time_limit <= 0:
             raise ValueError("time_limit must be positive (seconds per decision)")
         self.depth = int(depth)
@@ -100,6 +107,26 @@ class MinimaxPolicy(Policy):
         if model is None:
             model = self._models[gen] = TransitionModel(load_dex(gen), ko_rule=self.ko_rule)
         return model
+
+    def search_for(
+        self,
+        model: TransitionModel,
+        proposer: Proposer,
+        opponent: Proposer,
+        evaluator: Evaluator,
+        caution: float,
+    ) -> MinimaxSearch:
+        """This agent's search over ``model`` with these roles."""
+        sampler = None
+        if self.chance:
+            sampler = self._samplers.get(id(model))
+            if sampler is None:
+                sampler = self._samplers[id(model)] = TransitionModel(
+                    model.dex, mode="sample", replacement=model.replacement,
+                    ko_rule=model.ko_rule)  # fmt: skip
+        return MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
+                             caution=caution, reply_decay=self.reply_decay,
+                             chance=self.chance, sampler=sampler, rng=self.rng)  # fmt: skip
 
     def roles(
         self, battle: AbstractBattle, model: TransitionModel
@@ -130,8 +157,7 @@ class MinimaxPolicy(Policy):
         state = self.state(battle, model.dex)
         proposer, opponent, evaluator = self.roles(battle, model)
         caution = self.caution_now(state, evaluator)
-        search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
-                               caution=caution, reply_decay=self.reply_decay)  # fmt: skip
+        search = self.search_for(model, proposer, opponent, evaluator, caution)
         self.last_search = search
         actions = list(orders)
         fallback = (
@@ -176,8 +202,7 @@ class MinimaxPolicy(Policy):
         for i, determinization in enumerate(sampled, start=2):
             state = decision_state(battle, model.dex, determinization)
             proposer, opponent, evaluator = self.roles(battle, model)
-            search = MinimaxSearch(model, proposer, opponent, evaluator, depth=self.depth,
-                                   caution=first.caution, reply_decay=self.reply_decay)  # fmt: skip
+            search = self.search_for(model, proposer, opponent, evaluator, first.caution)
             search.search(state, actions, deadline=started + budget * i / worlds,
                           fallback=fallback, predicted=predicted,
                           predicted_weight=self.predicted_weight)  # fmt: skip

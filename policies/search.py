@@ -41,6 +41,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
@@ -301,6 +303,13 @@ class MinimaxSearch:
             trusts the model's ranking: its first reply is the one it expects).
         key: what makes two leaf states the same for the evaluation cache (default:
             :func:`state_key`, everything the transition model reads).
+        chance: at the root, each joint action's child is ``chance`` turns drawn with
+            ``sampler`` (a ``mode="sample"`` transition model) and ``rng`` instead of
+            the one expected-mode child, and its value is their mean (0: off). Expected
+            mode settles every random event by a threshold (a 30 % burn never happens,
+            a 60 % sleep always does, speed ties go to side 0); sampling the first turn
+            replaces those verdicts by their frequencies, at ``chance`` times the cost.
+            The ``i``-th draws of all joint actions share a seed (common random numbers).
     """
 
     def __init__(
@@ -313,6 +322,9 @@ class MinimaxSearch:
         key: Callable[[BattleState], Hashable] | None = None,
         caution: float = 1.0,
         reply_decay: float = 1.0,
+        chance: int = 0,
+        sampler: TransitionModel | None = None,
+        rng: np.random.Generator | None = None,
     ):
         if depth < 1:
             raise ValueError("depth must be at least 1 (full turns)")
@@ -320,6 +332,15 @@ class MinimaxSearch:
             raise ValueError("caution must be in [0, 1] (1 = maximin)")
         if not 0.0 < reply_decay <= 1.0:
             raise ValueError("reply_decay must be in (0, 1] (1 = the replies equally likely)")
+        if chance < 0:
+            raise ValueError("chance is the number of sampled first turns (0 = off)")
+        if chance and (sampler is None or sampler.mode != "sample"):
+            raise ValueError("chance > 0 needs sampler=TransitionModel(dex, mode='sample')")
+        self.chance = int(chance)
+        self.sampler = sampler
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self._root_state: BattleState | None = None
+        self._dice = 0
         self.caution = float(caution)
         self.reply_decay = float(reply_decay)
         self.model = model
@@ -366,6 +387,8 @@ class MinimaxSearch:
         self._deadline = deadline
         self._cache = {}
         tree = self._tree = SearchTree()
+        self._root_state = state
+        self._dice = int(self.rng.integers(2**62))
         candidates = self._candidates(self.proposer, state, 0, our_actions)
         if fallback is not None and fallback in our_actions and fallback not in candidates:
             candidates.append(fallback)
@@ -431,28 +454,42 @@ class MinimaxSearch:
     def _grid(
         self, state: BattleState, ours: list[Action], theirs: list[Action], depth: int
     ) -> dict[tuple[Action, Action], float]:
-        """Values of every joint action's child, leaves evaluated in one batch."""
-        children: dict[tuple[Action, Action], BattleState] = {}
+        """Values of every joint action's child, leaves evaluated in one batch.
+
+        A joint action has one child (the expected turn), or at the root with
+        ``chance`` set, ``chance`` sampled ones whose values are averaged."""
+        sampled = self.chance > 0 and state is self._root_state
+        children: dict[tuple[Action, Action], list[BattleState]] = {}
         for a in ours:
             for b in theirs:
                 self._check()
-                children[(a, b)] = self.model.step(state, a, b)
-                self._tree.nodes += 1
-        values: dict[tuple[Action, Action], float] = {}
-        pending: list[tuple[tuple[Action, Action], BattleState, Hashable]] = []
-        for joint, child in children.items():
-            done = terminal_value(child)
-            if done is not None:
-                values[joint] = done
-            elif depth > 1:
-                values[joint] = self._value(child, depth - 1)
-            else:
-                key = self.key(child)
-                cached = self._cache.get(key)
-                if cached is None:
-                    pending.append((joint, child, key))
+                if sampled:
+                    assert self.sampler is not None
+                    # Common random numbers: the i-th draw of every joint action starts
+                    # from the same seed, so candidates are compared under the same dice.
+                    children[(a, b)] = [
+                        self.sampler.step(state, a, b, rng=np.random.default_rng((self._dice, i)))
+                        for i in range(self.chance)
+                    ]
                 else:
-                    values[joint] = cached
+                    children[(a, b)] = [self.model.step(state, a, b)]
+                self._tree.nodes += len(children[(a, b)])
+        found: dict[tuple[tuple[Action, Action], int], float] = {}
+        pending: list[tuple[tuple[tuple[Action, Action], int], BattleState, Hashable]] = []
+        for joint, states in children.items():
+            for i, child in enumerate(states):
+                done = terminal_value(child)
+                if done is not None:
+                    found[(joint, i)] = done
+                elif depth > 1:
+                    found[(joint, i)] = self._value(child, depth - 1)
+                else:
+                    key = self.key(child)
+                    cached = self._cache.get(key)
+                    if cached is None:
+                        pending.append(((joint, i), child, key))
+                    else:
+                        found[(joint, i)] = cached
         if pending:
             self._check()
             scores = self.evaluator.evaluate([child for _, child, _ in pending])
@@ -461,11 +498,14 @@ class MinimaxSearch:
                     f"the evaluator returned {len(scores)} values for {len(pending)} states"
                 )
             self._tree.evaluations += len(pending)
-            for (joint, _, key), score in zip(pending, scores, strict=True):
+            for (slot, _, key), score in zip(pending, scores, strict=True):
                 value = min(1.0, max(0.0, float(score)))
                 self._cache[key] = value
-                values[joint] = value
-        return values
+                found[slot] = value
+        return {
+            joint: sum(found[(joint, i)] for i in range(len(states))) / len(states)
+            for joint, states in children.items()
+        }
 
     def _value(self, state: BattleState, depth: int) -> float:
         done = terminal_value(state)

@@ -257,3 +257,28 @@ def test_several_determinizations_average_the_root_values():
     assert any(call["mean"] != {a: call["first"][a] for a in call["mean"]} for call in calls)
     with pytest.raises(ValueError, match="determinizations"):
         DistilledPolicy(determinizations=0)
+
+
+def test_chance_samples_the_root_turn_in_real_battles():
+    searches: list[tuple[int, int, int]] = []
+
+    class Probe(DistilledPolicy):
+        def choose(self, battle):
+            order = super().choose(battle)
+            search = self.last_search
+            if search is not None and search.last_tree.depth_completed:
+                tree = search.last_tree
+                assert search.sampler is not None and search.sampler.mode == "sample"
+                searches.append((search.chance, tree.nodes, len(tree.candidates)))
+            return order
+
+    register_agent("distilled_chance_probe", Probe)
+    config = ArenaConfig(agents=["distilled_chance_probe:chance=3,time_limit=3.0", "max_power"],
+                         battles_per_pair=1, concurrency=1, simulators=1, seed=8)  # fmt: skip
+    record = run_arena(config).record("distilled_chance_probe")
+    assert record["battles"] == 1 and record["timeouts"] == 0
+    assert len(searches) > 5
+    # Every root joint action has three sampled children: at least 3 nodes per candidate.
+    assert all(chance == 3 and nodes >= 3 * n for chance, nodes, n in searches)
+    with pytest.raises(ValueError, match="chance"):
+        DistilledPolicy(chance=-1)

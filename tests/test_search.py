@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from pokegym.arena import ArenaConfig, run_arena
@@ -12,7 +13,7 @@ from pokegym.world.data import load_dex
 from pokegym.world.sets import compute_stats
 from pokegym.world.state import BattleState, MonState, SideState
 from pokegym.world.transition import TransitionModel
-from policies.search import HeuristicEvaluator, LookaheadProposer, MinimaxSearch
+from policies.search import HeuristicEvaluator, LookaheadProposer, MinimaxSearch, terminal_value
 
 
 # --------------------------------------------------------------- hand-built trees
@@ -245,6 +246,48 @@ def test_search_on_the_world_model_keeps_nodes_independent():
     values = dict(search.last_tree.values)
     search.search(root, legal)
     assert search.last_tree.values == values
+
+
+def test_chance_samples_the_first_turn_and_averages_it():
+    dex = load_dex(9)
+    model, sampler = TransitionModel(dex), TransitionModel(dex, mode="sample")
+    # Stone Edge (80 % accurate) finishes the last opposing Pokémon when it hits.
+    root = BattleState(sides=[
+        SideState([make_mon(dex, "garchomp", ("stoneedge", "earthquake"))]),
+        SideState([make_mon(dex, "charizard", ("airslash",), hp_fraction=0.01)]),
+    ])  # fmt: skip
+    edge, reply = ("move", "stoneedge", False), ("move", "airslash", False)
+    legal = [a for a in model.legal_actions(root, 0) if not a[2]]
+    evaluator = HeuristicEvaluator(model)
+    snapshot = root.copy()
+
+    def search(**options):
+        return MinimaxSearch(model, LookaheadProposer(model, 4), LookaheadProposer(model, 4),
+                             evaluator, depth=1, **options)  # fmt: skip
+
+    expected = search()
+    expected.search(root, legal)
+    assert expected.last_tree.values[edge] == 1.0  # expected mode: an 80 % hit always lands
+
+    sampled = search(chance=32, sampler=sampler, rng=np.random.default_rng(3))
+    sampled.search(root, legal)
+    dice = int(np.random.default_rng(3).integers(2**62))
+    draws = []
+    for i in range(32):
+        child = sampler.step(root, edge, reply, rng=np.random.default_rng((dice, i)))
+        done = terminal_value(child)
+        draws.append(done if done is not None else min(1.0, evaluator.evaluate([child])[0]))
+    assert 0 < draws.count(1.0) < 32, "some draws miss, most hit"
+    assert sampled.last_tree.values[edge] == pytest.approx(sum(draws) / 32)
+    assert 0.5 < sampled.last_tree.values[edge] < 1.0
+    assert root == snapshot, "sampling changed the root state"
+
+    with pytest.raises(ValueError, match="sampler"):
+        search(chance=4)
+    with pytest.raises(ValueError, match="sampler"):
+        search(chance=4, sampler=model)
+    with pytest.raises(ValueError, match="chance"):
+        search(chance=-1)
 
 
 def test_status_slots_keep_the_opponents_status_moves_among_its_replies():
