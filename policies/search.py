@@ -414,6 +414,8 @@ class MinimaxSearch:
         self._deadline = math.inf
         self._cache = {}
         self._tree = SearchTree()
+        self._root_state = state
+        self._dice = int(self.rng.integers(2**62))
         return self._value(state, depth)
 
     # ---------------------------------------------------------------- internals
