@@ -118,3 +118,46 @@ def test_make_model_by_backend_name(tiny: TransformersModel, tmp_path) -> None:
     assert model.score(PROMPT, OPTIONS).logprobs == pytest.approx(
         tiny.score(PROMPT, OPTIONS).logprobs, abs=1e-4
     )
+
+
+def test_device_auto_uses_a_gpu_when_torch_sees_one(tiny: TransformersModel) -> None:
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert tiny.device.type == expected
+    assert next(tiny.model.parameters()).device.type == expected
+
+
+def test_bad_or_missing_devices_are_clear_errors(tmp_path) -> None:
+    from pokegym.llm import BackendNotAvailableError
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    for bad in ("tpu", "cuda:x", "gpu0", 0):
+        with pytest.raises(ValueError, match="auto"):
+            TransformersModel(folder, dtype="float32", device=bad)  # type: ignore[arg-type]
+    if not torch.cuda.is_available():
+        with pytest.raises(BackendNotAvailableError, match="sees none"):
+            TransformersModel(folder, dtype="float32", device="cuda")
+    else:
+        with pytest.raises(BackendNotAvailableError, match="CUDA GPU"):
+            TransformersModel(folder, dtype="float32", device=f"cuda:{torch.cuda.device_count()}")
+
+
+def test_cpu_and_gpu_give_the_same_scores_and_answers(tiny: TransformersModel, tmp_path) -> None:
+    """On a machine with CUDA the same checkpoint on both devices agrees up to rounding."""
+    folder = build_tiny_model(tmp_path / "tiny")
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    results = []
+    for device in devices:
+        model = TransformersModel(folder, dtype="float32", device=device)
+        assert model.device.type == device
+        requests = [ScoreRequest(PROMPT, OPTIONS), ScoreRequest(PROMPT[:1], OPTIONS[:2])]
+        scores = [s.logprobs for s in model.score_batch(requests)]
+        answer = model.complete(PROMPT, max_tokens=6, temperature=0.0).text
+        seeded = model.complete(PROMPT, max_tokens=6, temperature=1.0, seed=3).text
+        again = model.complete(PROMPT, max_tokens=6, temperature=1.0, seed=3).text
+        assert seeded == again  # a seeded generator on the model's own device
+        results.append((scores, answer))
+    cpu_scores, cpu_answer = results[0]
+    for scores, answer in results[1:]:
+        for got, want in zip(scores, cpu_scores, strict=True):
+            assert got == pytest.approx(want, abs=2e-3)
+        assert answer == cpu_answer
