@@ -28,7 +28,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> TransformersModel:
 
 
 def naive_logprob(model: TransformersModel, prefix: list[int], option: list[int]) -> float:
-    ids = torch.tensor([prefix + option])
+    ids = torch.tensor([prefix + option], device=model.device)
     with torch.inference_mode():
         logp = model.model(input_ids=ids).logits[0].float().log_softmax(-1)
     return float(sum(logp[len(prefix) - 1 + k, option[k]] for k in range(len(option))))

@@ -1,0 +1,184 @@
+"""How much does a leaf value know about who wins? The three evaluators of the search on
+the same real battle states: ``pokechamp``'s language-model value (score buckets 0-9 on
+the value prompt), the hand-written value and the distilled value network.
+
+A diagnostic, not an agent. ``abyssal`` plays ``abyssal`` in the arena; at every
+``--stride``-th decision of the recording side the script keeps the world-model state
+(the same decision state the searches start from), the value prompt ``pokechamp`` would
+send for it (leaf text, battle description and one-step lookahead), and the other two
+evaluators' values. When the battles are over, the language model scores the kept
+prompts, and every evaluator is judged by how well it separates the states of battles
+that side went on to win from those it lost (ROC AUC; 0.5 is no better than a coin).
+The interval is a bootstrap over battles (states of one battle are not independent).
+
+    python benchmarks/llm_value_probe.py --battles 40 --stride 3 --model qwen-0.5b \\
+        --out runs/probe.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from poke_env.battle import AbstractBattle
+from poke_env.player.battle_order import BattleOrder
+
+from pokegym.agents import register_agent
+from pokegym.arena import ArenaConfig, run_arena
+from pokegym.llm import ScoreRequest, make_model
+from policies.abyssal import AbyssalPolicy
+from policies.distilled import DistilledPolicy
+from policies.minimax import decision_state
+from policies.pokechamp import BUCKET_VALUES, PokeChampPolicy, leaf_text
+from policies.search import HeuristicEvaluator
+
+RECORDS: list[dict[str, Any]] = []
+BATTLES: dict[str, AbstractBattle] = {}  # the recording side's battle objects, by tag
+
+
+class RecordingAbyssal(AbyssalPolicy):
+    """``abyssal`` that keeps every ``stride``-th decision state and its three inputs."""
+
+    def __init__(self, stride: int = 3, **options: Any):
+        super().__init__(**options)
+        self.stride = stride
+        self.seen = 0
+        self.champ = PokeChampPolicy()  # its prompter and world model only; no model loaded
+        self.distilled = DistilledPolicy()
+
+    def choose(self, battle: AbstractBattle) -> BattleOrder:
+        self.seen += 1
+        if self.seen % self.stride == 0 and not battle.finished:
+            model = self.champ.model(battle.gen)
+            state = decision_state(battle, model.dex)
+            self.champ._root = state  # the lookahead block of the prompt describes this state
+            text = leaf_text(model, state)
+            messages, buckets = self.champ.prompter.value_prompt(battle, text)
+            _, _, net = self.distilled.roles(battle, self.distilled.model(battle.gen))
+            BATTLES[battle.battle_tag] = battle
+            RECORDS.append(
+                {
+                    "battle": battle.battle_tag,
+                    "turn": battle.turn,
+                    "messages": messages,
+                    "buckets": list(buckets),
+                    "heuristic": HeuristicEvaluator(model).value(state),
+                    "network": net.evaluate([state])[0],
+                }
+            )
+        return super().choose(battle)
+
+
+def auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """P(score of a won state > score of a lost state), ties counting ½."""
+    won, lost = scores[labels == 1], scores[labels == 0]
+    if not len(won) or not len(lost):
+        return float("nan")
+    greater = (won[:, None] > lost[None, :]).mean()
+    equal = (won[:, None] == lost[None, :]).mean()
+    return float(greater + 0.5 * equal)
+
+
+def bootstrap_auc(
+    scores: np.ndarray, labels: np.ndarray, groups: np.ndarray, rounds: int, seed: int
+) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    names = np.unique(groups)
+    index = {g: np.flatnonzero(groups == g) for g in names}
+    values = []
+    for _ in range(rounds):
+        pick = np.concatenate([index[g] for g in rng.choice(names, len(names))])
+        value = auc(scores[pick], labels[pick])
+        if not np.isnan(value):
+            values.append(value)
+    if not values:  # every state from won battles, or every one from lost battles
+        return float("nan"), float("nan")
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--battles", type=int, default=40)
+    parser.add_argument("--stride", type=int, default=3, help="keep every k-th decision")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--format", default="gen9randombattle")
+    parser.add_argument("--model", default="qwen-0.5b", help="model of the value prompt")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--bootstrap", type=int, default=2000)
+    parser.add_argument("--out", help="JSON file for every state's values and the summary")
+    args = parser.parse_args()
+
+    register_agent("recorder", lambda **kw: RecordingAbyssal(stride=args.stride, **kw))
+    config = ArenaConfig(agents=["recorder", "abyssal"], battle_format=args.format,
+                         battles_per_pair=args.battles, seed=args.seed, concurrency=2)  # fmt: skip
+    start = time.perf_counter()
+    result = run_arena(config)
+    # A battle's outcome as its own battle object saw it (ties and unfinished battles out).
+    outcome = {tag: int(b.won) for tag, b in BATTLES.items() if b.finished and b.won is not None}
+    played = time.perf_counter() - start
+    wins = sum(1 for r in result.battles if r.winner == "recorder")
+    print(
+        f"{len(result.battles)} battles (recorder won {wins}), {len(RECORDS)} states kept "
+        f"in {played:.0f} s",
+        flush=True,
+    )
+
+    model = make_model(args.model, **({"threads": args.threads} if args.threads else {}))
+    start = time.perf_counter()
+    for record in RECORDS:
+        scores = model.score_batch([ScoreRequest(record["messages"], record["buckets"])])[0]
+        record["llm"] = scores.expectation(BUCKET_VALUES) / (len(BUCKET_VALUES) - 1)
+        record["llm_mode"] = int(np.argmax(scores.logprobs))
+    scored = time.perf_counter() - start
+    print(f"scored {len(RECORDS)} value prompts in {scored:.0f} s", flush=True)
+
+    kept = [r for r in RECORDS if r["battle"] in outcome]
+    labels = np.array([outcome[r["battle"]] for r in kept])
+    groups = np.array([r["battle"] for r in kept])
+    summary: dict[str, Any] = {
+        "battles": len({r["battle"] for r in kept}),
+        "states": len(kept),
+        "won_states": int(labels.sum()),
+        "model": args.model,
+        "seed": args.seed,
+    }
+    for name in ("llm", "heuristic", "network"):
+        values = np.array([r[name] for r in kept], dtype=float)
+        low, high = bootstrap_auc(values, labels, groups, args.bootstrap, args.seed)
+        summary[name] = {
+            "auc": auc(values, labels),
+            "auc_95": [low, high],
+            "mean": float(values.mean()),
+            "std": float(values.std()),
+        }
+        print(f"{name:9s}  AUC {summary[name]['auc']:.3f} [{low:.3f}, {high:.3f}]  "
+              f"mean {values.mean():.3f}  std {values.std():.3f}")  # fmt: skip
+    llm = np.array([r["llm"] for r in kept])
+    for name in ("heuristic", "network"):
+        other = np.array([r[name] for r in kept])
+        rho = float(np.corrcoef(_ranks(llm), _ranks(other))[0, 1])
+        summary[f"spearman_llm_{name}"] = rho
+        print(f"Spearman(llm, {name}) = {rho:.3f}")
+    modes = np.bincount([r["llm_mode"] for r in kept], minlength=len(BUCKET_VALUES))
+    summary["llm_modal_bucket_counts"] = modes.tolist()
+    print(f"most likely bucket per state (0-9): {modes.tolist()}")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        states = [{k: v for k, v in r.items() if k != "messages"} for r in kept]
+        Path(args.out).write_text(json.dumps({"summary": summary, "states": states}, indent=1))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    order = values.argsort(kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(len(values))
+    return ranks
+
+
+if __name__ == "__main__":
+    main()

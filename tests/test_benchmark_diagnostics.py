@@ -1,0 +1,97 @@
+"""The diagnostic scripts in benchmarks/: sharded arena runs and the leaf-value probe."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARDED = ROOT / "benchmarks" / "sharded_arena.py"
+PROBE = ROOT / "benchmarks" / "llm_value_probe.py"
+
+
+def _module(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_a_shard_appends_real_runs_and_the_summary_counts_them(tmp_path):
+    out = tmp_path / "shard.jsonl"
+    run = [sys.executable, str(SHARDED), "--agents", "one_step,max_power", "--seed", "5",
+           "--runs", "2", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(t) for t in out.read_text().splitlines()]
+    assert [line["seed"] for line in lines] == [5, 6]
+    assert all(len(line["battles"]) == 2 for line in lines)
+    summary = _module(SHARDED).summarize([out], "one_step", "max_power")
+    wins, losses, ties = summary["record"]
+    assert summary["battles"] == wins + losses + ties == 4
+    assert summary["opponents"] == {"max_power": 4}
+    low, high = summary["win_rate_95"]
+    assert low <= summary["win_rate"] <= high
+    assert 0 < summary["p50_ms"] <= summary["p95_ms"]
+    # A deadline already past starts nothing and leaves the file as it was.
+    again = subprocess.run([*run[:-2], "--until", "0", "--out", str(out)],
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert again.returncode == 0 and len(out.read_text().splitlines()) == 2
+
+
+def test_sharded_arena_rejects_bad_arguments(tmp_path):
+    one = subprocess.run([sys.executable, str(SHARDED), "--agents", "one_step", "--out",
+                          str(tmp_path / "x.jsonl")], capture_output=True, text=True)  # fmt: skip
+    assert one.returncode == 2 and "exactly two agents" in one.stderr
+    lonely = subprocess.run([sys.executable, str(SHARDED), "--summarize", str(tmp_path / "x")],
+                            capture_output=True, text=True)  # fmt: skip
+    assert lonely.returncode == 2 and "--agent" in lonely.stderr
+
+
+def test_the_shipped_gpu_battles_are_consistent():
+    """docs/data holds every battle behind the pokechamp rows of docs/results.md."""
+    module = _module(SHARDED)
+    data = ROOT / "docs" / "data" / "pokechamp-qwen-0.5b-h200.jsonl.gz"
+    total = 0
+    for opponent in ("abyssal", "one_step", "max_power"):
+        summary = module.summarize([data], "pokechamp", opponent)
+        assert summary["opponents"] == {opponent: summary["battles"]}
+        assert sum(summary["record"]) == summary["battles"]
+        assert summary["timeouts"] == 0
+        total += summary["battles"]
+    assert module.summarize([data], "pokechamp")["battles"] == total
+
+
+def test_auc_known_answers():
+    auc = _module(PROBE).auc
+    assert auc(np.array([0.1, 0.7, 0.9]), np.array([0, 1, 1])) == 1.0
+    assert auc(np.array([0.9, 0.7, 0.1]), np.array([0, 1, 1])) == 0.0
+    assert auc(np.array([0.5, 0.5]), np.array([0, 1])) == 0.5  # a tie counts one half
+    assert np.isnan(auc(np.array([0.5, 0.6]), np.array([1, 1])))
+
+
+def test_the_value_probe_scores_real_states(tmp_path):
+    pytest.importorskip("transformers")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from llm_helpers import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    out = tmp_path / "probe.json"
+    done = subprocess.run([sys.executable, str(PROBE), "--battles", "2", "--stride", "4",
+                           "--seed", "2", "--model", f"transformers:{folder}",
+                           "--bootstrap", "50", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    summary, states = result["summary"], result["states"]
+    assert summary["states"] == len(states) > 0 and summary["battles"] == 2
+    for state in states:
+        assert 0.0 <= state["llm"] <= 1.0 and 0.0 <= state["heuristic"] <= 1.0
+        assert 0.0 <= state["network"] <= 1.0 and state["llm_mode"] in range(10)
+    assert sum(summary["llm_modal_bucket_counts"]) == len(states)
