@@ -84,21 +84,27 @@ def auc(scores: np.ndarray, labels: np.ndarray) -> float:
 
 
 def bootstrap_auc(
-    scores: np.ndarray, labels: np.ndarray, groups: np.ndarray, rounds: int, seed: int
-) -> tuple[float, float]:
+    scores: dict[str, np.ndarray], labels: np.ndarray, groups: np.ndarray, rounds: int, seed: int
+) -> dict[str, np.ndarray]:
+    """AUC of every evaluator on the same resamples of whole battles (paired)."""
     rng = np.random.default_rng(seed)
     names = np.unique(groups)
     index = {g: np.flatnonzero(groups == g) for g in names}
-    values = []
+    draws: dict[str, list[float]] = {name: [] for name in scores}
     for _ in range(rounds):
         pick = np.concatenate([index[g] for g in rng.choice(names, len(names))])
-        value = auc(scores[pick], labels[pick])
-        if not np.isnan(value):
-            values.append(value)
-    if not values:  # every state from won battles, or every one from lost battles
-        return float("nan"), float("nan")
+        if labels[pick].min() == labels[pick].max():
+            continue  # every state from won battles, or every one from lost battles
+        for name, values in scores.items():
+            draws[name].append(auc(values[pick], labels[pick]))
+    return {name: np.array(values) for name, values in draws.items()}
+
+
+def interval(values: np.ndarray) -> list[float]:
+    if not len(values):
+        return [float("nan"), float("nan")]
     low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
+    return [float(low), float(high)]
 
 
 def main() -> None:
@@ -107,7 +113,9 @@ def main() -> None:
     parser.add_argument("--stride", type=int, default=3, help="keep every k-th decision")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--format", default="gen9randombattle")
-    parser.add_argument("--model", default="qwen-0.5b", help="model of the value prompt")
+    parser.add_argument("--model", default="qwen-0.5b",
+                        help="model of the value prompt, or 'none' to compare only the "
+                             "hand-written value and the network")  # fmt: skip
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--out", help="JSON file for every state's values and the summary")
@@ -128,14 +136,17 @@ def main() -> None:
         flush=True,
     )
 
-    model = make_model(args.model, **({"threads": args.threads} if args.threads else {}))
-    start = time.perf_counter()
-    for record in RECORDS:
-        scores = model.score_batch([ScoreRequest(record["messages"], record["buckets"])])[0]
-        record["llm"] = scores.expectation(BUCKET_VALUES) / (len(BUCKET_VALUES) - 1)
-        record["llm_mode"] = int(np.argmax(scores.logprobs))
-    scored = time.perf_counter() - start
-    print(f"scored {len(RECORDS)} value prompts in {scored:.0f} s", flush=True)
+    evaluators = ["heuristic", "network"]
+    if args.model != "none":
+        evaluators.insert(0, "llm")
+        model = make_model(args.model, **({"threads": args.threads} if args.threads else {}))
+        start = time.perf_counter()
+        for record in RECORDS:
+            scores = model.score_batch([ScoreRequest(record["messages"], record["buckets"])])[0]
+            record["llm"] = scores.expectation(BUCKET_VALUES) / (len(BUCKET_VALUES) - 1)
+            record["llm_mode"] = int(np.argmax(scores.logprobs))
+        scored = time.perf_counter() - start
+        print(f"scored {len(RECORDS)} value prompts in {scored:.0f} s", flush=True)
 
     kept = [r for r in RECORDS if r["battle"] in outcome]
     labels = np.array([outcome[r["battle"]] for r in kept])
@@ -147,26 +158,31 @@ def main() -> None:
         "model": args.model,
         "seed": args.seed,
     }
-    for name in ("llm", "heuristic", "network"):
-        values = np.array([r[name] for r in kept], dtype=float)
-        low, high = bootstrap_auc(values, labels, groups, args.bootstrap, args.seed)
+    values = {name: np.array([r[name] for r in kept], dtype=float) for name in evaluators}
+    draws = bootstrap_auc(values, labels, groups, args.bootstrap, args.seed)
+    for name in evaluators:
+        low, high = interval(draws[name])
         summary[name] = {
-            "auc": auc(values, labels),
+            "auc": auc(values[name], labels),
             "auc_95": [low, high],
-            "mean": float(values.mean()),
-            "std": float(values.std()),
+            "mean": float(values[name].mean()),
+            "std": float(values[name].std()),
         }
         print(f"{name:9s}  AUC {summary[name]['auc']:.3f} [{low:.3f}, {high:.3f}]  "
-              f"mean {values.mean():.3f}  std {values.std():.3f}")  # fmt: skip
-    llm = np.array([r["llm"] for r in kept])
-    for name in ("heuristic", "network"):
-        other = np.array([r[name] for r in kept])
-        rho = float(np.corrcoef(_ranks(llm), _ranks(other))[0, 1])
-        summary[f"spearman_llm_{name}"] = rho
-        print(f"Spearman(llm, {name}) = {rho:.3f}")
-    modes = np.bincount([r["llm_mode"] for r in kept], minlength=len(BUCKET_VALUES))
-    summary["llm_modal_bucket_counts"] = modes.tolist()
-    print(f"most likely bucket per state (0-9): {modes.tolist()}")
+              f"mean {values[name].mean():.3f}  std {values[name].std():.3f}")  # fmt: skip
+    difference = summary["network"]["auc"] - summary["heuristic"]["auc"]
+    low, high = interval(draws["network"] - draws["heuristic"])
+    summary["auc_network_minus_heuristic"] = {"value": difference, "95": [low, high]}
+    print(f"AUC network - heuristic = {difference:+.3f} [{low:+.3f}, {high:+.3f}] (paired)")
+    for first, second in (("llm", "heuristic"), ("llm", "network"), ("heuristic", "network")):
+        if first in values:
+            rho = float(np.corrcoef(_ranks(values[first]), _ranks(values[second]))[0, 1])
+            summary[f"spearman_{first}_{second}"] = rho
+            print(f"Spearman({first}, {second}) = {rho:.3f}")
+    if "llm" in values:
+        modes = np.bincount([r["llm_mode"] for r in kept], minlength=len(BUCKET_VALUES))
+        summary["llm_modal_bucket_counts"] = modes.tolist()
+        print(f"most likely bucket per state (0-9): {modes.tolist()}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         states = [{k: v for k, v in r.items() if k != "messages"} for r in kept]

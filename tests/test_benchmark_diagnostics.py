@@ -95,3 +95,21 @@ def test_the_value_probe_scores_real_states(tmp_path):
         assert 0.0 <= state["llm"] <= 1.0 and 0.0 <= state["heuristic"] <= 1.0
         assert 0.0 <= state["network"] <= 1.0 and state["llm_mode"] in range(10)
     assert sum(summary["llm_modal_bucket_counts"]) == len(states)
+
+
+def test_the_value_probe_without_a_model_compares_the_other_two(tmp_path):
+    out = tmp_path / "probe.json"
+    done = subprocess.run([sys.executable, str(PROBE), "--battles", "4", "--stride", "2",
+                           "--seed", "3", "--model", "none", "--bootstrap", "100",
+                           "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(out.read_text())["summary"]
+    assert "llm" not in summary and "llm_modal_bucket_counts" not in summary
+    for name in ("heuristic", "network"):
+        assert 0.0 <= summary[name]["auc"] <= 1.0
+    difference = summary["auc_network_minus_heuristic"]
+    assert difference["value"] == pytest.approx(
+        summary["network"]["auc"] - summary["heuristic"]["auc"]
+    )
+    assert -1.0 <= summary["spearman_heuristic_network"] <= 1.0
