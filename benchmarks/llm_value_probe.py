@@ -43,12 +43,12 @@ BATTLES: dict[str, AbstractBattle] = {}  # the recording side's battle objects, 
 class RecordingAbyssal(AbyssalPolicy):
     """``abyssal`` that keeps every ``stride``-th decision state and its three inputs."""
 
-    def __init__(self, stride: int = 3, **options: Any):
+    def __init__(self, stride: int = 3, network: str | None = None, **options: Any):
         super().__init__(**options)
         self.stride = stride
         self.seen = 0
         self.champ = PokeChampPolicy()  # its prompter and world model only; no model loaded
-        self.distilled = DistilledPolicy()
+        self.distilled = DistilledPolicy(**({"checkpoint": network} if network else {}))
 
     def choose(self, battle: AbstractBattle) -> BattleOrder:
         self.seen += 1
@@ -116,12 +116,15 @@ def main() -> None:
     parser.add_argument("--model", default="qwen-0.5b",
                         help="model of the value prompt, or 'none' to compare only the "
                              "hand-written value and the network")  # fmt: skip
+    parser.add_argument("--network", help="value-network checkpoint folder (default: shipped)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--out", help="JSON file for every state's values and the summary")
     args = parser.parse_args()
 
-    register_agent("recorder", lambda **kw: RecordingAbyssal(stride=args.stride, **kw))
+    register_agent(
+        "recorder", lambda **kw: RecordingAbyssal(stride=args.stride, network=args.network, **kw)
+    )
     config = ArenaConfig(agents=["recorder", "abyssal"], battle_format=args.format,
                          battles_per_pair=args.battles, seed=args.seed, concurrency=2)  # fmt: skip
     start = time.perf_counter()

@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARDED = ROOT / "benchmarks" / "sharded_arena.py"
 PROBE = ROOT / "benchmarks" / "llm_value_probe.py"
+SHIPPED = ROOT / "policies" / "checkpoints" / "distilled-gen9randombattle"
 
 
 def _module(path: Path):
@@ -101,7 +102,7 @@ def test_the_value_probe_without_a_model_compares_the_other_two(tmp_path):
     out = tmp_path / "probe.json"
     done = subprocess.run([sys.executable, str(PROBE), "--battles", "4", "--stride", "2",
                            "--seed", "3", "--model", "none", "--bootstrap", "100",
-                           "--out", str(out)],
+                           "--network", str(SHIPPED), "--out", str(out)],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(out.read_text())["summary"]
