@@ -52,3 +52,7 @@ class UnknownAgentError(PokegymError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
         return str(self.args[0]) if self.args else ""
+
+
+class DeviceNotAvailableError(PokegymError, ValueError):
+    """The requested torch device (a CUDA GPU) is not visible to torch on this machine."""

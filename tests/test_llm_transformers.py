@@ -127,17 +127,17 @@ def test_device_auto_uses_a_gpu_when_torch_sees_one(tiny: TransformersModel) -> 
 
 
 def test_bad_or_missing_devices_are_clear_errors(tmp_path) -> None:
-    from pokegym.llm import BackendNotAvailableError
+    from pokegym.errors import DeviceNotAvailableError
 
     folder = build_tiny_model(tmp_path / "tiny")
     for bad in ("tpu", "cuda:x", "gpu0", 0):
         with pytest.raises(ValueError, match="auto"):
             TransformersModel(folder, dtype="float32", device=bad)  # type: ignore[arg-type]
     if not torch.cuda.is_available():
-        with pytest.raises(BackendNotAvailableError, match="sees none"):
+        with pytest.raises(DeviceNotAvailableError, match="sees none"):
             TransformersModel(folder, dtype="float32", device="cuda")
     else:
-        with pytest.raises(BackendNotAvailableError, match="CUDA GPU"):
+        with pytest.raises(DeviceNotAvailableError, match="CUDA GPU"):
             TransformersModel(folder, dtype="float32", device=f"cuda:{torch.cuda.device_count()}")
 
 

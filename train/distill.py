@@ -46,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.devices import torch_device
+
 
 @dataclass(frozen=True)
 class DistillConfig:
@@ -88,7 +90,8 @@ class DistillConfig:
     policy_winners_only: bool = True
     """Imitate only the decisions of sides that won their battle."""
     device: str = "auto"
-    """``auto`` (GPU when present), ``cpu`` or ``cuda``."""
+    """``auto`` (GPU when present), ``cpu``, ``cuda`` or ``cuda:<index>``
+    (:mod:`pokegym.devices`)."""
     memory: str | None = None
     """Also build an experience memory of the training rows into this folder."""
     threads: int = 0
@@ -336,16 +339,6 @@ def value_metrics(p: np.ndarray, outcome: np.ndarray) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------- training
-def _device(name: str) -> Any:
-    import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda: no GPU is visible to torch here; use --device cpu")
-    return torch.device(name)
-
-
 def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     """Train, write the checkpoint, return the metrics."""
     import torch
@@ -366,7 +359,7 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
         dropout=config.dropout,
         observation_features=data.observations.shape[1] if data.observations is not None else 0,
     )  # fmt: skip
-    device = _device(config.device)
+    device = torch_device(config.device)
     net = torch_network(net_config).to(device)
     with torch.no_grad():
         mean = data.states[train_rows].mean(axis=0)

@@ -13,8 +13,8 @@ Speed comes from not computing the same prompt twice:
 
 bfloat16 is the default: on CPUs with AMX or AVX512-BF16 it is about twice as fast
 as float32 for the same answers up to rounding. The model runs on a CUDA GPU when
-one is present (``device="auto"``); the scores and answers are the same up to
-rounding, and a turn's calls take milliseconds instead of seconds.
+torch sees one (``device="auto"``, see :mod:`pokegym.devices`); the scores and
+answers are the same as on the CPU up to rounding.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pokegym.devices import torch_device
 from pokegym.llm.base import (
     BackendNotAvailableError,
     Completion,
@@ -67,30 +68,6 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-def _resolve_device(torch: Any, device: str) -> Any:
-    """The torch device for ``device`` ("auto", "cpu", "cuda" or "cuda:<index>")."""
-    if not isinstance(device, str):
-        raise ValueError(f"device is 'auto', 'cpu', 'cuda' or 'cuda:<index>', got {device!r}")
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cpu":
-        return torch.device("cpu")
-    kind, _, index = device.partition(":")
-    if kind != "cuda" or (index and not index.isdigit()):
-        raise ValueError(f"device is 'auto', 'cpu', 'cuda' or 'cuda:<index>', got {device!r}")
-    if not torch.cuda.is_available():
-        raise BackendNotAvailableError(
-            f"device={device!r} asks for a CUDA GPU, but this torch sees none "
-            f"(torch {torch.__version__}). Use device='cpu' (or 'auto'), or install a CUDA "
-            "build of torch on a machine with an NVIDIA GPU."
-        )
-    if index and int(index) >= torch.cuda.device_count():
-        raise BackendNotAvailableError(
-            f"device={device!r}: torch sees {torch.cuda.device_count()} CUDA GPU(s)."
-        )
-    return torch.device(device)
-
-
 class TransformersModel:
     """A local causal LM (a folder with a transformers checkpoint, or a hub id).
 
@@ -124,7 +101,7 @@ class TransformersModel:
 
         if dtype not in ("bfloat16", "float32", "float16"):
             raise ValueError(f"dtype is bfloat16, float32 or float16, got {dtype!r}")
-        self.device = _resolve_device(torch, device)
+        self.device = torch_device(device)
         if threads:
             torch.set_num_threads(threads)
         start = time.perf_counter()
