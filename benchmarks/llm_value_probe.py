@@ -35,6 +35,7 @@ from policies.distilled import DistilledPolicy
 from policies.minimax import decision_state
 from policies.pokechamp import BUCKET_VALUES, PokeChampPolicy, leaf_text
 from policies.search import HeuristicEvaluator
+from train.distill import roc_auc
 
 RECORDS: list[dict[str, Any]] = []
 BATTLES: dict[str, AbstractBattle] = {}  # the recording side's battle objects, by tag
@@ -46,13 +47,15 @@ class RecordingAbyssal(AbyssalPolicy):
     def __init__(self, stride: int = 3, network: str | None = None, **options: Any):
         super().__init__(**options)
         self.stride = stride
-        self.seen = 0
+        # Decisions per battle: agents are pooled across battles in an order that depends on
+        # timing, so a count per agent would keep different states from run to run.
+        self.seen: dict[str, int] = {}
         self.champ = PokeChampPolicy()  # its prompter and world model only; no model loaded
         self.distilled = DistilledPolicy(**({"checkpoint": network} if network else {}))
 
     def choose(self, battle: AbstractBattle) -> BattleOrder:
-        self.seen += 1
-        if self.seen % self.stride == 0 and not battle.finished:
+        seen = self.seen[battle.battle_tag] = self.seen.get(battle.battle_tag, 0) + 1
+        if seen % self.stride == 0 and not battle.finished:
             model = self.champ.model(battle.gen)
             state = decision_state(battle, model.dex)
             self.champ._root = state  # the lookahead block of the prompt describes this state
@@ -73,16 +76,6 @@ class RecordingAbyssal(AbyssalPolicy):
         return super().choose(battle)
 
 
-def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """P(score of a won state > score of a lost state), ties counting ½."""
-    won, lost = scores[labels == 1], scores[labels == 0]
-    if not len(won) or not len(lost):
-        return float("nan")
-    greater = (won[:, None] > lost[None, :]).mean()
-    equal = (won[:, None] == lost[None, :]).mean()
-    return float(greater + 0.5 * equal)
-
-
 def bootstrap_auc(
     scores: dict[str, np.ndarray], labels: np.ndarray, groups: np.ndarray, rounds: int, seed: int
 ) -> dict[str, np.ndarray]:
@@ -96,7 +89,7 @@ def bootstrap_auc(
         if labels[pick].min() == labels[pick].max():
             continue  # every state from won battles, or every one from lost battles
         for name, values in scores.items():
-            draws[name].append(auc(values[pick], labels[pick]))
+            draws[name].append(roc_auc(values[pick], labels[pick]))
     return {name: np.array(values) for name, values in draws.items()}
 
 
@@ -166,7 +159,7 @@ def main() -> None:
     for name in evaluators:
         low, high = interval(draws[name])
         summary[name] = {
-            "auc": auc(values[name], labels),
+            "auc": roc_auc(values[name], labels),
             "auc_95": [low, high],
             "mean": float(values[name].mean()),
             "std": float(values[name].std()),
