@@ -35,7 +35,7 @@ from policies.distilled import DistilledPolicy
 from policies.minimax import decision_state
 from policies.pokechamp import BUCKET_VALUES, PokeChampPolicy, leaf_text
 from policies.search import HeuristicEvaluator
-from train.distill import roc_auc
+from train.distill import bootstrap_auc, roc_auc
 
 RECORDS: list[dict[str, Any]] = []
 BATTLES: dict[str, AbstractBattle] = {}  # the recording side's battle objects, by tag
@@ -74,23 +74,6 @@ class RecordingAbyssal(AbyssalPolicy):
                 }
             )
         return super().choose(battle)
-
-
-def bootstrap_auc(
-    scores: dict[str, np.ndarray], labels: np.ndarray, groups: np.ndarray, rounds: int, seed: int
-) -> dict[str, np.ndarray]:
-    """AUC of every evaluator on the same resamples of whole battles (paired)."""
-    rng = np.random.default_rng(seed)
-    names = np.unique(groups)
-    index = {g: np.flatnonzero(groups == g) for g in names}
-    draws: dict[str, list[float]] = {name: [] for name in scores}
-    for _ in range(rounds):
-        pick = np.concatenate([index[g] for g in rng.choice(names, len(names))])
-        if labels[pick].min() == labels[pick].max():
-            continue  # every state from won battles, or every one from lost battles
-        for name, values in scores.items():
-            draws[name].append(roc_auc(values[pick], labels[pick]))
-    return {name: np.array(values) for name, values in draws.items()}
 
 
 def interval(values: np.ndarray) -> list[float]:

@@ -312,6 +312,24 @@ def roc_auc(p: np.ndarray, y: np.ndarray) -> float:
     return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+def bootstrap_auc(
+    scores: dict[str, np.ndarray], labels: np.ndarray, groups: np.ndarray, rounds: int, seed: int
+) -> dict[str, np.ndarray]:
+    """AUC of every scorer on the same resamples of whole groups (battles), so that
+    differences between scorers are paired. Resamples with one class only are skipped."""
+    rng = np.random.default_rng(seed)
+    names = np.unique(groups)
+    index = {g: np.flatnonzero(groups == g) for g in names}
+    draws: dict[str, list[float]] = {name: [] for name in scores}
+    for _ in range(rounds):
+        pick = np.concatenate([index[g] for g in rng.choice(names, len(names))])
+        if labels[pick].min() == labels[pick].max():
+            continue
+        for name, values in scores.items():
+            draws[name].append(roc_auc(values[pick], labels[pick]))
+    return {name: np.array(values) for name, values in draws.items()}
+
+
 def calibration(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict[str, float]]:
     """Predicted vs observed win rate per probability decile."""
     out = []
@@ -522,22 +540,24 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     save_checkpoint(config.out, net_config, weights,
                     {"training": resolved, "metrics": summary, "history": history})  # fmt: skip
     if config.memory:
-        build_memory(config, data, train_rows)
+        build_memory(config.out, data, train_rows).save(config.memory)
         summary["memory"] = config.memory
     return summary
 
 
-def build_memory(config: DistillConfig, data: Dataset, rows: np.ndarray) -> Path:
-    """An experience memory of ``rows`` embedded by the trained network."""
+def build_memory(checkpoint: str | Path, data: Dataset, rows: np.ndarray | None = None) -> Any:
+    """A :class:`memory.experience.StateMemory` of ``rows`` (default: every row) of
+    ``data``, embedded by the checkpoint's network and tied to that checkpoint."""
     from memory.experience import StateMemory
     from policies.distilled import checkpoint_id
     from policies.value_net import load_checkpoint
 
-    network = load_checkpoint(config.out)
+    rows = np.arange(len(data.states)) if rows is None else np.asarray(rows)
+    network = load_checkpoint(checkpoint)
     embeddings = network.embed(data.states[rows])
-    memory = StateMemory(embeddings.shape[1], checkpoint_id(config.out))
+    memory = StateMemory(embeddings.shape[1], checkpoint_id(checkpoint))
     memory.add(embeddings, data.outcome[rows], [data.labels[i] for i in rows], data.battle[rows])
-    return memory.save(config.memory)  # type: ignore[arg-type]
+    return memory
 
 
 def parse_args(argv: Sequence[str] | None) -> DistillConfig:
