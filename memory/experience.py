@@ -43,12 +43,14 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.errors import PokegymError
+
 MEMORY_FORMAT = "pokegym-experience-memory"
 MEMORY_VERSION = 1
 FILES = ("index", "entries")
 
 
-class MemoryFileError(Exception):
+class MemoryFileError(PokegymError):
     """A memory folder is missing, corrupt, or was written for something else."""
 
 
@@ -315,8 +317,9 @@ class StateMemory:
         manifest_path = folder / "manifest.json"
         if not manifest_path.is_file():
             raise MemoryFileError(
-                f"No manifest.json in {folder}: not an experience memory (build one with "
-                "`pokegym distill --memory`, or StateMemory.save)."
+                f"No manifest.json in {folder}: not an experience memory. Build one with "
+                "`pokegym memorize --checkpoint CKPT --data COLLECTION --out DIR` (or "
+                "`pokegym distill --memory DIR`) and give the folder's path."
             )
         try:
             manifest = json.loads(manifest_path.read_text())
@@ -333,7 +336,8 @@ class StateMemory:
         if embedding_id is not None and manifest.get("embedding_id") != embedding_id:
             raise MemoryFileError(
                 f"The memory in {folder} was built with embedding {manifest.get('embedding_id')!r}"
-                f", not {embedding_id!r} (a different checkpoint). Rebuild it for this checkpoint."
+                f", not {embedding_id!r} (a different checkpoint). Rebuild it for this checkpoint "
+                "with `pokegym memorize --checkpoint CKPT`."
             )
         files = manifest.get("files") or {}
         if set(files) != set(FILES):

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
-from pokegym.errors import UnknownAgentError
+from pokegym.errors import AgentOptionError, PokegymError, UnknownAgentError
 
 ENTRY_POINT_GROUP = "pokegym.agents"
 
@@ -100,11 +100,22 @@ def make_agent(spec: Any, **options: Any) -> Agent:
 
     Raises:
         UnknownAgentError: no agent has that name (the message lists the known ones).
+        AgentOptionError: the named agent could not be built from the spec's options
+            (an unknown option, a bad value, a missing or damaged file it names).
         TypeError: the object cannot choose orders.
     """
     if isinstance(spec, str):
         name, spec_options = parse_agent_spec(spec)
-        agent = _factory(name)(**{**spec_options, **options})
+        factory = _factory(name)
+        try:
+            agent = factory(**{**spec_options, **options})
+        except PokegymError:
+            raise  # already says what went wrong and what to do (a checkpoint, a device)
+        except (ValueError, TypeError, OSError) as exc:
+            raise AgentOptionError(
+                f"Cannot build agent {spec!r}: {exc}. Options are the keyword arguments of "
+                f"the agent's class ({_class_name(factory)})."
+            ) from exc
         if not callable(getattr(agent, "choose", None)):
             raise TypeError(f"The factory for {name!r} returned {agent!r}, which has no choose().")
         return agent  # type: ignore[no-any-return]
@@ -119,6 +130,12 @@ def make_agent(spec: Any, **options: Any) -> Agent:
         f"({', '.join(registered_agents())}), "
         "an object with choose(battle), a poke-env Player, or a callable on the battle."
     )
+
+
+def _class_name(factory: Any) -> str:
+    if isinstance(factory, type):
+        return f"{factory.__module__}.{factory.__qualname__}"
+    return getattr(factory, "__qualname__", repr(factory))
 
 
 def _resolve(value: Any) -> Any:

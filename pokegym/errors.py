@@ -54,5 +54,11 @@ class UnknownAgentError(PokegymError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class AgentOptionError(PokegymError, ValueError, TypeError):
+    """An agent named by a spec (``"name:key=value,..."``) could not be built from its
+    options: an unknown option, a bad value, or a file it names (a checkpoint, a memory)
+    that is missing or damaged. The message names the spec and the cause."""
+
+
 class DeviceNotAvailableError(PokegymError, ValueError):
     """The requested torch device (a CUDA GPU) is not visible to torch on this machine."""

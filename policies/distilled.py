@@ -24,7 +24,7 @@ per call.
 
 Without ``checkpoint=`` the agent loads the checkpoint shipped for the battle format
 (``policies/checkpoints/distilled-<format>``); ``memory=`` points at a memory folder
-built for that checkpoint (``pokegym distill --memory``).
+built for that checkpoint (``pokegym memorize`` or ``pokegym distill --memory``).
 """
 
 from __future__ import annotations

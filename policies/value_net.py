@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.errors import PokegymError
 from pokegym.files import atomic_write_json
 from pokegym.world.data import TYPES, Dex
 from pokegym.world.state import BattleState, MonState, SideState
@@ -374,7 +375,7 @@ def torch_network(config: NetworkConfig) -> Any:
     return DistilledNetwork()
 
 
-class CheckpointError(Exception):
+class CheckpointError(PokegymError):
     """A checkpoint is missing, corrupt or was made for another encoding."""
 
 

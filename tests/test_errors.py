@@ -10,6 +10,7 @@ import pytest
 from pokegym.agents import make_agent, parse_agent_spec
 from pokegym.env import ShowdownEnv
 from pokegym.errors import (
+    AgentOptionError,
     InvalidTeamError,
     NodeNotFoundError,
     PokegymError,
@@ -153,6 +154,38 @@ def test_agent_options_are_typed():
     assert options == {"a": 1, "b": True, "c": None, "d": 0.5, "e": "text"}
     with pytest.raises(TypeError, match="Cannot use 42 as an agent"):
         make_agent(42)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("distilled:colour=red", "unexpected keyword argument 'colour'"),
+        ("distilled:depth=1", "depth >= 2"),
+        ("distilled:anchor=nobody", "anchor must be one of"),
+    ],
+)
+def test_bad_agent_options_name_the_spec_and_the_class(spec, message):
+    with pytest.raises(AgentOptionError, match=message) as excinfo:
+        make_agent(spec)
+    assert spec in str(excinfo.value) and "keyword arguments" in str(excinfo.value)
+    assert isinstance(excinfo.value, PokegymError) and isinstance(excinfo.value, ValueError)
+
+
+@pytest.mark.parametrize("option", ["checkpoint", "memory"])
+def test_a_missing_file_named_by_an_agent_option_is_a_clear_cli_error(option, tmp_path):
+    """``pokegym compare`` reports it in one line (no traceback) and plays nothing."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "results"
+    spec = f"distilled:{option}={tmp_path / 'missing'}"
+    run = subprocess.run([sys.executable, "-m", "pokegym.cli", "compare", "--agents",
+                          f"{spec},abyssal", "--battles", "1", "--quiet", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 2
+    assert "Traceback" not in run.stderr and "pokegym: error:" in run.stderr
+    assert ("pokegym distill" if option == "checkpoint" else "pokegym memorize") in run.stderr
+    assert not out.exists()
 
 
 def test_vector_env_refuses_the_server_backend():
