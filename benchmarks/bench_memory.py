@@ -9,7 +9,10 @@ one (wall-clock and CPU time: on a shared machine the wall-clock tail measures t
 scheduler). The named baseline is exact search (``IndexFlatL2``) at 10^5 entries, measured in
 the same run. Prints one line per size and a final summary line.
 
-    python benchmarks/bench_memory.py [--quick]
+    python benchmarks/bench_memory.py [--quick] [--memory DIR]
+
+``--memory DIR`` also times a real memory folder (``pokegym memorize``), queried with
+its own stored embeddings moved by a little noise (new states near past ones).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10^4 and 10^5 only")
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--memory", help="also time this memory folder (real embeddings)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     sizes = [10_000, 100_000] + ([] if args.quick else [1_000_000])
@@ -96,6 +100,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"({baseline / results[n]:.1f}x the inverted file)"
             )
         del memory
+    if args.memory:
+        real = StateMemory.load(args.memory)
+        stored = real.vectors()
+        picks = stored[rng.choice(len(stored), args.queries)]
+        noise = rng.normal(size=picks.shape).astype(np.float32) * 0.1 * stored.std(axis=0)
+        ms = time_queries(real, picks + noise)
+        print(
+            f"{len(real):>9,d} entries of {args.memory} ({real.kind}, width {real.dim}): "
+            f"query p50 {np.percentile(ms, 50):.3f} ms, p95 {np.percentile(ms, 95):.3f} ms wall"
+        )
     line = " ".join(f"p95_ms_1e{len(str(n)) - 1}={v:.3f}" for n, v in results.items())
     line += " " + " ".join(
         f"cpu_p95_ms_1e{len(str(n)) - 1}={v:.3f}" for n, v in cpu_results.items()

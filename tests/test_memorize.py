@@ -120,3 +120,15 @@ def test_the_memory_diagnostic_holds_out_whole_battles(collection):
         assert 0.0 <= row["auc"] <= 1.0
         low, high = row["auc_95"]
         assert low <= high
+
+
+def test_the_memory_benchmark_times_a_real_memory(memory_folder, capsys):
+    bench = _module(ROOT / "benchmarks" / "bench_memory.py")
+    assert bench.main(["--quick", "--queries", "50", "--memory", str(memory_folder)]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if str(memory_folder) in line)
+    size = len(StateMemory.load(memory_folder))
+    assert f"{size:,d} entries" in line and "(flat, width 64)" in line
+    p95 = float(line.split("p95 ")[1].split(" ms")[0])
+    assert 0.0 < p95 < 1000.0
+    assert "exact_p95_ms_1e5=" in out.splitlines()[-1]
