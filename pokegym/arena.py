@@ -368,6 +368,8 @@ class Arena:
     """Runs an :class:`ArenaConfig` (see the module docstring)."""
 
     def __init__(self, config: ArenaConfig):
+        if len(config.agents) < 2:
+            raise PokegymError("A tournament needs at least two agents.")
         names = [parse_agent_spec(spec)[0] for spec in config.agents]
         if len(set(names)) != len(names):
             raise ValueError(f"Agent names must be unique, got {names}.")
@@ -601,8 +603,6 @@ def run_arena(
     config: ArenaConfig, progress: Callable[[BattleRecord], None] | None = None
 ) -> ArenaResult:
     """Build an :class:`Arena` and run it."""
-    if len(config.agents) < 2:
-        raise PokegymError("A tournament needs at least two agents.")
     return Arena(config).run(progress)
 
 

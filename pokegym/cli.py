@@ -121,7 +121,7 @@ def split_agent_specs(text: str) -> list[str]:
 def _compare(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from pokegym.arena import ArenaConfig, run_arena
+    from pokegym.arena import Arena, ArenaConfig
 
     agents = split_agent_specs(args.agents)
     pairs = None
@@ -142,6 +142,9 @@ def _compare(args: argparse.Namespace) -> int:
         replays=str(Path(args.out) / "replays") if args.replays else None,
         teams=args.teams,
     )
+    # Builds every agent once and starts the simulators: a bad agent spec, format or team
+    # fails here, before the header and the progress bar.
+    arena = Arena(config)
     n_pairs = len(pairs) if pairs else len(agents) * (len(agents) - 1) // 2
     print(
         f"{args.format}: {len(agents)} agents, {n_pairs} pairs x {args.battles} battles "
@@ -150,7 +153,7 @@ def _compare(args: argparse.Namespace) -> int:
     )
     bar = tqdm(total=n_pairs * args.battles, unit="battle", disable=args.quiet, file=sys.stderr)
     try:
-        result = run_arena(config, progress=lambda record: bar.update(1))
+        result = arena.run(progress=lambda record: bar.update(1))
     finally:
         bar.close()
     print(result.table())

@@ -173,17 +173,19 @@ def test_bad_agent_options_name_the_spec_and_the_class(spec, message):
 
 @pytest.mark.parametrize("option", ["checkpoint", "memory"])
 def test_a_missing_file_named_by_an_agent_option_is_a_clear_cli_error(option, tmp_path):
-    """``pokegym compare`` reports it in one line (no traceback) and plays nothing."""
+    """``pokegym compare`` reports it in one line (no traceback, no header or progress bar
+    first) and plays nothing."""
     import subprocess
     import sys
 
     out = tmp_path / "results"
     spec = f"distilled:{option}={tmp_path / 'missing'}"
     run = subprocess.run([sys.executable, "-m", "pokegym.cli", "compare", "--agents",
-                          f"{spec},abyssal", "--battles", "1", "--quiet", "--out", str(out)],
+                          f"{spec},abyssal", "--battles", "1", "--out", str(out)],
                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert run.returncode == 2
-    assert "Traceback" not in run.stderr and "pokegym: error:" in run.stderr
+    assert run.returncode == 2 and run.stdout == ""
+    assert "Traceback" not in run.stderr and "%|" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1].startswith("pokegym: error:")
     assert ("pokegym distill" if option == "checkpoint" else "pokegym memorize") in run.stderr
     assert not out.exists()
 
