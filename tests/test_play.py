@@ -402,6 +402,25 @@ class Terminal:
     def send(self, data: str | bytes) -> None:
         os.write(self.fd, data.encode() if isinstance(data, str) else data)
 
+    def wait_until_reading(self, timeout: float = 30.0) -> None:
+        """Wait until the command's main thread blocks in select/poll for the keyboard.
+
+        A Ctrl-C sent the instant the prompt appears can land after readline printed the
+        prompt but before it calls select(): CPython then only notices the signal at the
+        next keypress, so the interrupt would wait forever. A person is never that fast;
+        the test waits for the same moment a person's key would arrive in."""
+        wchan = Path(f"/proc/{self.pid}/wchan")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                where = wchan.read_text()
+            except OSError:  # no /proc here: a pause a person's reaction would take
+                time.sleep(1.0)
+                return
+            if "poll" in where or "select" in where:
+                return
+            time.sleep(0.02)
+
     def wait(self, timeout: float = PTY_TIMEOUT) -> int:
         deadline = time.monotonic() + timeout
         while not self.closed and time.monotonic() < deadline:
@@ -522,6 +541,7 @@ def test_ctrl_d_or_ctrl_c_in_a_terminal_forfeits_and_saves(tmp_path, key, code, 
         simulators = term.simulator_pids()
         term.send("2\n")
         assert term.expect(PROMPT) == PROMPT
+        term.wait_until_reading()
         term.send(key)
         exit_code = term.wait()
     finally:
