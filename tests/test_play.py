@@ -359,6 +359,10 @@ class Terminal:
         if pid == 0:  # the child: becomes the command
             try:
                 os.chdir(cwd)
+                # A person's terminal delivers Ctrl-C. A test run started in the background
+                # (`pytest &` in a script) inherits SIGINT ignored, and an ignored signal
+                # stays ignored across exec, so give the command the default back.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.execve(str(POKEGYM), [str(POKEGYM), *args], env)
             finally:
                 os._exit(127)
