@@ -8,9 +8,12 @@ that pokegym starts itself. Nothing here mocks Showdown.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,6 +22,35 @@ from pokegym.env import ShowdownEnv
 from pokegym.showdown.server import LocalServer, shared_server
 from pokegym.showdown.simulator import Simulator
 from pokegym.teams import builtin_pool
+
+
+@pytest.fixture(scope="session")
+def benchmark_script() -> Callable[[str], ModuleType]:
+    """Loads a script of benchmarks/ by name (``"memory_value"``): they are scripts run
+    with ``python benchmarks/<name>.py``, not a package, so they are imported by path."""
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        assert spec is not None and spec.loader is not None, f"no benchmarks/{name}.py"
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def small_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Ten real battles of ``one_step`` against ``random`` from ``pokegym collect``, shared
+    by the tests of training and memories. Read-only: copy it before changing it."""
+    from train.collect import main as collect_main
+
+    out = tmp_path_factory.mktemp("collection") / "data"
+    code = collect_main(["--agents", "one_step,random", "--battles", "10", "--out", str(out),
+                         "--no-progress", "--seed", "11"])  # fmt: skip
+    assert code == 0
+    return out
 
 
 @pytest.fixture

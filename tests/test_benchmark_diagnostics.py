@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,14 +16,7 @@ PROBE = ROOT / "benchmarks" / "llm_value_probe.py"
 SHIPPED = ROOT / "policies" / "checkpoints" / "distilled-gen9randombattle"
 
 
-def _module(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def test_a_shard_appends_real_runs_and_the_summary_counts_them(tmp_path):
+def test_a_shard_appends_real_runs_and_the_summary_counts_them(tmp_path, benchmark_script):
     out = tmp_path / "shard.jsonl"
     run = [sys.executable, str(SHARDED), "--agents", "one_step,max_power", "--seed", "5",
            "--runs", "2", "--out", str(out)]  # fmt: skip
@@ -33,7 +25,7 @@ def test_a_shard_appends_real_runs_and_the_summary_counts_them(tmp_path):
     lines = [json.loads(t) for t in out.read_text().splitlines()]
     assert [line["seed"] for line in lines] == [5, 6]
     assert all(len(line["battles"]) == 2 for line in lines)
-    summary = _module(SHARDED).summarize([out], "one_step", "max_power")
+    summary = benchmark_script("sharded_arena").summarize([out], "one_step", "max_power")
     wins, losses, ties = summary["record"]
     assert summary["battles"] == wins + losses + ties == 4
     assert summary["opponents"] == {"max_power": 4}
@@ -55,9 +47,9 @@ def test_sharded_arena_rejects_bad_arguments(tmp_path):
     assert lonely.returncode == 2 and "--agent" in lonely.stderr
 
 
-def test_the_shipped_gpu_battles_are_consistent():
+def test_the_shipped_gpu_battles_are_consistent(benchmark_script):
     """docs/data holds every battle behind the pokechamp rows of docs/results.md."""
-    module = _module(SHARDED)
+    module = benchmark_script("sharded_arena")
     data = ROOT / "docs" / "data" / "pokechamp-qwen-0.5b-h200.jsonl.gz"
     total = 0
     for opponent in ("abyssal", "one_step", "max_power"):
@@ -69,11 +61,11 @@ def test_the_shipped_gpu_battles_are_consistent():
     assert module.summarize([data], "pokechamp")["battles"] == total
 
 
-def test_the_probe_judges_with_the_held_out_auc_of_training():
+def test_the_probe_judges_with_the_held_out_auc_of_training(benchmark_script):
     """One AUC for the probe and for `pokegym distill`'s held-out metrics (tested there)."""
     from train.distill import roc_auc
 
-    assert _module(PROBE).roc_auc is roc_auc
+    assert benchmark_script("llm_value_probe").roc_auc is roc_auc
     assert np.isnan(roc_auc(np.array([0.5, 0.6]), np.array([1, 1])))
 
 

@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from policies.value_net import CheckpointError, load_checkpoint
-from train.collect import main as collect_main
 from train.collect import read_collection
 from train.distill import (
     FOLDER_SHIFT,
@@ -24,23 +23,14 @@ from train.distill import (
 )
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    out = tmp_path_factory.mktemp("collection") / "data"
-    code = collect_main(["--agents", "one_step,random", "--battles", "10", "--out", str(out),
-                         "--no-progress", "--seed", "11"])  # fmt: skip
-    assert code == 0
-    return out
-
-
 def config(data, out, **changes):
     base = dict(data=str(data), out=str(out), hidden=(32,), residual=False, dropout=0.0,
                 max_epochs=8, patience=8, batch_size=64, val_fraction=0.3, threads=1)  # fmt: skip
     return DistillConfig(**{**base, **changes})
 
 
-def test_training_lowers_the_held_out_loss(dataset, tmp_path):
-    summary = train(config(dataset, tmp_path / "ck"), log=lambda _: None)
+def test_training_lowers_the_held_out_loss(small_collection, tmp_path):
+    summary = train(config(small_collection, tmp_path / "ck"), log=lambda _: None)
     assert summary["best"]["log_loss"] < summary["initial"]["log_loss"]
     assert summary["best"]["epoch"] >= 1
     assert summary["held_out_rows"] > 0 and summary["train_rows"] > 0
@@ -48,25 +38,25 @@ def test_training_lowers_the_held_out_loss(dataset, tmp_path):
     document = json.loads((tmp_path / "ck" / "config.json").read_text())
     assert document["training"]["seed"] == 0 and document["metrics"]["best"]["auc"] > 0.5
     # NumPy inference agrees with the held-out metric the trainer computed.
-    table = read_collection(dataset, ["state"])
+    table = read_collection(small_collection, ["state"])
     states = np.asarray(table.column("state").to_pylist(), dtype=np.float32)
     p = network.win_probability(states)
     assert p.shape == (len(states),) and np.all((p > 0) & (p < 1))
     assert network.llm_score(states) is None  # no LLM labels: head (b) skipped
 
 
-def test_seeded_runs_match(dataset, tmp_path):
+def test_seeded_runs_match(small_collection, tmp_path):
     for name in ("a", "b"):
-        train(config(dataset, tmp_path / name, max_epochs=2), log=lambda _: None)
+        train(config(small_collection, tmp_path / name, max_epochs=2), log=lambda _: None)
     a = (tmp_path / "a" / "model.safetensors").read_bytes()
     assert a == (tmp_path / "b" / "model.safetensors").read_bytes()
-    train(config(dataset, tmp_path / "c", max_epochs=2, seed=1), log=lambda _: None)
+    train(config(small_collection, tmp_path / "c", max_epochs=2, seed=1), log=lambda _: None)
     assert a != (tmp_path / "c" / "model.safetensors").read_bytes()
 
 
-def test_llm_head_trains_where_labels_exist(dataset, tmp_path):
+def test_llm_head_trains_where_labels_exist(small_collection, tmp_path):
     data = tmp_path / "with-llm"
-    shutil.copytree(dataset, data)
+    shutil.copytree(small_collection, data)
     for path in data.glob("shard-*.parquet"):  # label half the rows with a score
         table = pq.read_table(path)
         values = table.column("heuristic_value").to_pylist()
@@ -84,20 +74,25 @@ def test_llm_head_trains_where_labels_exist(dataset, tmp_path):
     assert scores is not None and scores.shape == (2,)
 
 
-def test_several_collections_are_pooled_with_distinct_battles(dataset, tmp_path, capsys):
+def test_several_collections_are_pooled_with_distinct_battles(small_collection, tmp_path, capsys):
     copy = tmp_path / "copy"
-    shutil.copytree(dataset, copy)  # the same battle ids in two folders
-    one = load_dataset(config(dataset, tmp_path / "x"))
-    both = load_dataset(config(f"{dataset},{copy}", tmp_path / "x"))
+    shutil.copytree(small_collection, copy)  # the same battle ids in two folders
+    one = load_dataset(config(small_collection, tmp_path / "x"))
+    both = load_dataset(config(f"{small_collection},{copy}", tmp_path / "x"))
     n = len(one.outcome)
     assert len(both.outcome) == 2 * n and len(both.labels) == 2 * n
     np.testing.assert_array_equal(both.states[n:], one.states)
     np.testing.assert_array_equal(both.battle[n:], one.battle + (1 << FOLDER_SHIFT))
     assert len(np.unique(both.battle)) == 2 * len(np.unique(one.battle))
-    summary = train(config(f"{dataset},{copy}", tmp_path / "ck", max_epochs=1), log=lambda _: None)
+    summary = train(
+        config(f"{small_collection},{copy}", tmp_path / "ck", max_epochs=1), log=lambda _: None
+    )
     assert summary["train_rows"] + summary["held_out_rows"] == 2 * n
     # A folder that is not a collection is named in the error.
-    assert main(["--data", f"{dataset},{tmp_path / 'none'}", "--out", str(tmp_path / "e")]) == 2
+    assert (
+        main(["--data", f"{small_collection},{tmp_path / 'none'}", "--out", str(tmp_path / "e")])
+        == 2
+    )
     assert f"{tmp_path / 'none'} has no collection.json" in capsys.readouterr().err
 
 
@@ -122,12 +117,12 @@ def test_auc_on_known_rankings():
     assert roc_auc(np.array([0.5, 0.5]), np.array([0, 1])) == 0.5
 
 
-def test_bad_inputs_give_clear_errors(tmp_path, dataset, capsys):
+def test_bad_inputs_give_clear_errors(tmp_path, small_collection, capsys):
     assert main(["--data", str(tmp_path / "none"), "--out", str(tmp_path / "ck")]) == 2
     assert "pokegym collect" in capsys.readouterr().err
     with pytest.raises(CheckpointError, match=r"model\.safetensors"):
         load_checkpoint(tmp_path)
-    train(config(dataset, tmp_path / "ck", max_epochs=1), log=lambda _: None)
+    train(config(small_collection, tmp_path / "ck", max_epochs=1), log=lambda _: None)
     weights = tmp_path / "ck" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:50])
     with pytest.raises(CheckpointError, match="corrupt"):

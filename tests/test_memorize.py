@@ -4,9 +4,6 @@ plays, clear errors for bad inputs, and the held-out memory diagnostic of benchm
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,32 +12,20 @@ from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
 from policies.distilled import DistilledPolicy, checkpoint_id
 from policies.value_net import default_checkpoint
-from train.collect import main as collect_main
 from train.collect import read_collection
 from train.distill import DistillConfig, load_dataset, roc_auc, split_battles
 from train.memorize import main as memorize
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
-def collection(tmp_path_factory):
-    out = tmp_path_factory.mktemp("collection") / "data"
-    code = collect_main(["--agents", "one_step,random", "--battles", "6", "--out", str(out),
-                         "--no-progress", "--seed", "21"])  # fmt: skip
-    assert code == 0
-    return out
-
-
-@pytest.fixture(scope="module")
-def memory_folder(collection, tmp_path_factory):
+def memory_folder(small_collection, tmp_path_factory):
     out = tmp_path_factory.mktemp("memory") / "mem"
-    assert memorize(["--data", str(collection), "--out", str(out)]) == 0
+    assert memorize(["--data", str(small_collection), "--out", str(out)]) == 0
     return out
 
 
-def test_memorize_stores_every_decision_for_the_shipped_checkpoint(collection, memory_folder):
-    rows = read_collection(collection, ["outcome", "action_label", "battle_id"])
+def test_memorize_stores_every_decision_for_the_shipped_checkpoint(small_collection, memory_folder):
+    rows = read_collection(small_collection, ["outcome", "action_label", "battle_id"])
     memory = StateMemory.load(memory_folder, embedding_id=checkpoint_id(default_checkpoint()))
     assert len(memory) == rows.num_rows > 0
     np.testing.assert_array_equal(np.sort(memory.outcomes),
@@ -79,29 +64,22 @@ def test_the_agent_queries_the_memory_while_it_plays(memory_folder):
     assert sum(agent.memory_calls["n"] for agent in agents) > sum(len(a.depths) for a in agents)
 
 
-def test_bad_inputs_are_clear_errors(collection, tmp_path, capsys):
+def test_bad_inputs_are_clear_errors(small_collection, tmp_path, capsys):
     assert memorize(["--data", str(tmp_path / "none"), "--out", str(tmp_path / "m")]) == 2
     assert "collection.json" in capsys.readouterr().err
-    code = memorize(["--data", str(collection), "--checkpoint", str(tmp_path),
+    code = memorize(["--data", str(small_collection), "--checkpoint", str(tmp_path),
                      "--out", str(tmp_path / "m")])  # fmt: skip
     assert code == 2
     assert "a distilled checkpoint is a folder" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()  # nothing half-written
 
 
-def _module(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def test_the_memory_diagnostic_holds_out_whole_battles(collection):
-    bench = _module(ROOT / "benchmarks" / "memory_value.py")
+def test_the_memory_diagnostic_holds_out_whole_battles(small_collection, benchmark_script):
+    bench = benchmark_script("memory_value")
     checkpoint = str(default_checkpoint())
-    result = bench.evaluate(checkpoint, str(collection), held_out=0.34, rows=0, ks=[4],
+    result = bench.evaluate(checkpoint, str(small_collection), held_out=0.34, rows=0, ks=[4],
                             weights=[0.5], blend_k=4, bootstrap=50, seed=2)  # fmt: skip
-    data = load_dataset(DistillConfig(data=str(collection), out=checkpoint))
+    data = load_dataset(DistillConfig(data=str(small_collection), out=checkpoint))
     held = split_battles(data.battle, 0.34, 2)
     # The memory holds exactly the other battles' decisions; every held-out decision
     # of a decided battle is scored.
@@ -122,8 +100,8 @@ def test_the_memory_diagnostic_holds_out_whole_battles(collection):
         assert low <= high
 
 
-def test_the_memory_benchmark_times_a_real_memory(memory_folder, capsys):
-    bench = _module(ROOT / "benchmarks" / "bench_memory.py")
+def test_the_memory_benchmark_times_a_real_memory(memory_folder, capsys, benchmark_script):
+    bench = benchmark_script("bench_memory")
     assert bench.main(["--quick", "--queries", "50", "--memory", str(memory_folder)]) == 0
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if str(memory_folder) in line)
