@@ -113,8 +113,8 @@ def make_agent(spec: Any, **options: Any) -> Agent:
             raise  # already says what went wrong and what to do (a checkpoint, a device)
         except (ValueError, TypeError, OSError) as exc:
             raise AgentOptionError(
-                f"Cannot build agent {spec!r}: {exc}. Options are the keyword arguments of "
-                f"the agent's class ({_class_name(factory)})."
+                f"Cannot build agent {spec!r}: {str(exc).rstrip('.')}. Options are the "
+                f"keyword arguments of the agent's class ({_class_name(factory)})."
             ) from exc
         if not callable(getattr(agent, "choose", None)):
             raise TypeError(f"The factory for {name!r} returned {agent!r}, which has no choose().")

@@ -379,23 +379,28 @@ class Arena:
         self.specs = dict(zip(names, config.agents, strict=True))
         for spec in config.agents:
             make_agent(spec)  # fail early on unknown names or bad options
-        self.simulators = [Simulator() for _ in range(max(1, config.simulators))]
-        for sim in self.simulators:
-            sim.ensure_running()
-        self.fmt = resolve_format(config.battle_format, simulator=self.simulators[0])
-        self.codec = ActionCodec(self.fmt.gimmick)
-        self.pool: TeamPool | None = None
-        if not self.fmt.random_teams:
-            self.pool = (
-                TeamPool.from_sources([config.teams], self.fmt.id) if config.teams
-                else builtin_pool(self.fmt.id)
-            )  # fmt: skip
-            self.pool.validate(self.simulators[0])
         pairs = config.pairs or list(itertools.combinations(names, 2))
         for a, b in pairs:
             if a not in self.specs or b not in self.specs:
                 raise ValueError(f"Pair ({a}, {b}) names an agent that is not in {names}.")
         self.pairs = [tuple(pair) for pair in pairs]
+        self.simulators = [Simulator() for _ in range(max(1, config.simulators))]
+        try:
+            for sim in self.simulators:
+                sim.ensure_running()
+            self.fmt = resolve_format(config.battle_format, simulator=self.simulators[0])
+            self.codec = ActionCodec(self.fmt.gimmick)
+            self.pool: TeamPool | None = None
+            if not self.fmt.random_teams:
+                self.pool = (
+                    TeamPool.from_sources([config.teams], self.fmt.id) if config.teams
+                    else builtin_pool(self.fmt.id)
+                )  # fmt: skip
+                self.pool.validate(self.simulators[0])
+        except BaseException:
+            for sim in self.simulators:  # a bad format or team leaves no simulator behind
+                sim.close()
+            raise
 
     def tasks(self) -> list[tuple[tuple[str, str], int]]:
         return [(pair, k) for pair in self.pairs for k in range(self.config.battles_per_pair)]

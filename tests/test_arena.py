@@ -127,6 +127,26 @@ def test_agent_spec_splitting_and_bad_configs():
         run_arena(ArenaConfig(agents=["random", "no_such_agent"]))
 
 
+def test_a_bad_format_leaves_no_simulator_running(monkeypatch):
+    """The arena starts its simulators before it can ask Showdown about the format; when
+    the format is refused, the simulators it started are stopped again."""
+    import pokegym.arena as arena_module
+    from pokegym.errors import UnknownFormatError
+    from pokegym.showdown.simulator import Simulator
+
+    started: list[Simulator] = []
+
+    class Recorded(Simulator):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(arena_module, "Simulator", Recorded)
+    with pytest.raises(UnknownFormatError):
+        run_arena(ArenaConfig(agents=["random", "max_power"], battle_format="gen9nosuchformat"))
+    assert started and all(sim.pid is None for sim in started)
+
+
 @pytest.mark.timeout(300)
 def test_compare_cli(tmp_path):
     out = subprocess.run(
