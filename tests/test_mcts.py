@@ -1,0 +1,215 @@
+"""Simultaneous-move MCTS: tiny games with known answers first (matrix games, a forced
+win, chance outcomes), then the budget rules with an injected clock, then the ``mcts``
+agent on real battles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from policies.mcts import SMMCTS, SearchConfig
+
+
+# ------------------------------------------------------------------ tiny games
+class MatrixGame:
+    """One simultaneous turn; the payoff of side 0 is ``table[a][b]``."""
+
+    def __init__(self, table):
+        self.table = table
+        self.steps = 0
+
+    def actions(self, state, side):
+        if state != "start":
+            return ["-"]
+        return list(range(len(self.table) if side == 0 else len(self.table[0])))
+
+    def step(self, state, a, b, rng):
+        self.steps += 1
+        return ("end", self.table[a][b])
+
+    def terminal_value(self, state):
+        return None if state == "start" else state[1]
+
+
+class Half:
+    """Evaluator for unfinished states: one half (never called in one-turn games)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def evaluate(self, states):
+        self.calls += len(states)
+        return [0.5] * len(states)
+
+
+RPS = [[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]]  # rock, paper, scissors
+
+
+@pytest.mark.parametrize("selection,exploration", [("exp3", 0.2), ("duct", 0.6)])
+def test_rock_paper_scissors_root_strategy_is_near_uniform(selection, exploration):
+    search = SMMCTS(MatrixGame(RPS), Half(), SearchConfig(selection, exploration))
+    stats = search.search(["start"], np.random.default_rng(1), iterations=6000)
+    for side in (0, 1):
+        shares = list(stats.shares(side).values())
+        assert len(shares) == 3
+        assert max(abs(s - 1 / 3) for s in shares) < 0.08, (selection, side, shares)
+    assert abs(np.nanmean(stats.values[0]) - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("selection", ["exp3", "duct"])
+def test_dominant_action_gets_most_visits(selection):
+    # Row 1 beats row 0 against every column; column 0 is best for side 1 against both rows.
+    table = [[0.2, 0.6], [0.4, 0.9]]
+    search = SMMCTS(MatrixGame(table), Half(), SearchConfig(selection, 0.3))
+    stats = search.search(["start"], np.random.default_rng(2), iterations=3000)
+    assert stats.best(0) == 1
+    assert stats.best(1) == 0
+    assert stats.shares(0)[1] > 0.7
+    # Equilibrium value of the pure saddle point (row 1, column 0).
+    assert stats.values[0][1] == pytest.approx(0.4, abs=0.12)
+
+
+class RaceGame:
+    """Two turns. At the start, side 0 can ``go`` (then wins at once if side 1 played
+    ``wait``, loses if it played ``block``) or ``prepare``; after ``prepare`` it wins
+    next turn whatever side 1 does. Side 1 has ``wait`` and ``block`` at the start."""
+
+    def actions(self, state, side):
+        if state == "start":
+            return ["go", "prepare"] if side == 0 else ["wait", "block"]
+        return ["finish"] if side == 0 else ["wait", "block"]
+
+    def step(self, state, a, b, rng):
+        if state == "start":
+            if a == "go":
+                return ("over", 1.0 if b == "wait" else 0.0)
+            return "prepared"
+        return ("over", 1.0)
+
+    def terminal_value(self, state):
+        return state[1] if isinstance(state, tuple) else None
+
+
+@pytest.mark.parametrize("selection", ["duct", "exp3"])
+def test_finds_the_forced_win_two_turns_deep(selection):
+    evaluator = Half()
+    search = SMMCTS(RaceGame(), evaluator, SearchConfig(selection, 0.3))
+    stats = search.search(["start"], np.random.default_rng(3), iterations=2000)
+    assert stats.best(0) == "prepare"
+    assert stats.values[0][stats.actions[0].index("prepare")] > 0.9
+    assert stats.max_depth == 2
+
+
+class CoinGame:
+    """Side 0 picks ``safe`` (win chance 0.6, decided now) or ``coin`` (a fair coin:
+    heads is a win, tails a loss); outcomes are told apart by the key."""
+
+    def actions(self, state, side):
+        return ["safe", "coin"] if state == "start" and side == 0 else ["-"]
+
+    def step(self, state, a, b, rng):
+        if a == "safe":
+            return ("over", 0.6)
+        return ("over", 1.0 if rng.random() < 0.5 else 0.0)
+
+    def terminal_value(self, state):
+        return state[1] if isinstance(state, tuple) else None
+
+
+def test_chance_outcomes_are_separate_children_and_averaged():
+    search = SMMCTS(CoinGame(), Half(), SearchConfig("duct", 1.5, chance=True),
+                    outcome_key=lambda s: s)  # fmt: skip
+    tree = search.new_tree("start")
+    rng = np.random.default_rng(4)
+    for _ in range(3000):
+        search.iterate(tree, rng)
+    coin = tree.root.actions[0].index("coin")
+    assert set(tree.root.children[(coin, 0)]) == {("over", 1.0), ("over", 0.0)}
+    stats = search.root_stats([tree])
+    visits = tree.root.counts[0][coin]
+    assert visits > 50
+    # The mean of ``visits`` fair coin flips: within four standard errors of one half.
+    assert stats.values[0][coin] == pytest.approx(0.5, abs=4 * 0.5 / visits**0.5)
+    assert stats.best(0) == "safe"
+
+
+def test_chance_needs_an_outcome_key():
+    with pytest.raises(ValueError, match="outcome_key"):
+        SMMCTS(CoinGame(), Half(), SearchConfig(chance=True))
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [({"selection": "ucb"}, "selection"), ({"exploration": 0}, "exploration"),
+     ({"selection": "exp3", "exploration": 2}, "exp3"), ({"max_turns": 0}, "max_turns"),
+     ({"prior_weight": -1}, "prior_weight")],
+)  # fmt: skip
+def test_bad_config_is_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SearchConfig(**kwargs)
+
+
+def test_same_seed_same_statistics():
+    def run(seed):
+        search = SMMCTS(MatrixGame(RPS), Half(), SearchConfig("exp3", 0.2))
+        return search.search(["start"], np.random.default_rng(seed), iterations=500).visits
+
+    assert run(7) == run(7)
+    assert run(7) != run(8)
+
+
+class StepClock:
+    """A clock that advances ``tick`` seconds each time it is read."""
+
+    def __init__(self, tick):
+        self.now, self.tick, self.reads = 0.0, tick, 0
+
+    def __call__(self):
+        self.reads += 1
+        self.now += self.tick
+        return self.now
+
+
+def test_time_budget_with_an_injected_clock():
+    clock = StepClock(0.01)
+    search = SMMCTS(MatrixGame(RPS), Half(), SearchConfig(), clock=clock)
+    stats = search.search(["start"], np.random.default_rng(0), budget=1.0)
+    # Each iteration reads the clock once: about 1.0 / 0.01 iterations fit in the budget.
+    assert 95 <= stats.iterations <= 100
+    assert stats.seconds == pytest.approx(stats.iterations * 0.01, abs=0.03)
+
+
+def test_every_tree_gets_an_iteration_even_past_the_deadline():
+    search = SMMCTS(MatrixGame(RPS), Half(), SearchConfig(), clock=StepClock(10.0))
+    stats = search.search(["start", "start", "start"], np.random.default_rng(0), budget=0.5)
+    assert stats.trees == 3
+    assert stats.iterations == 3
+    assert sum(stats.visits[0]) == pytest.approx(3.0)  # one share per tree
+
+
+def test_iterations_and_budget_are_checked():
+    search = SMMCTS(MatrixGame(RPS), Half())
+    with pytest.raises(ValueError, match="budget"):
+        search.search(["start"], np.random.default_rng(0))
+    with pytest.raises(ValueError, match="iterations"):
+        search.search(["start"], np.random.default_rng(0), iterations=0)
+    with pytest.raises(ValueError, match="root"):
+        search.search([], np.random.default_rng(0), iterations=5)
+    with pytest.raises(ValueError, match="over"):
+        search.search([("over", 1.0)], np.random.default_rng(0), iterations=5)
+
+
+def test_prior_steers_the_first_visits():
+    class Favour:
+        def prior(self, state, side, actions):
+            n = len(actions)
+            if side == 0 and n > 1:
+                return [0.9 if a == 2 else 0.1 / (n - 1) for a in actions]
+            return [1.0 / n] * n
+
+    flat = [[0.5] * 3 for _ in range(3)]  # every action is worth the same
+    search = SMMCTS(MatrixGame(flat), Half(), SearchConfig("duct", 0.6), prior=Favour())
+    stats = search.search(["start"], np.random.default_rng(0), iterations=200)
+    assert stats.best(0) == 2
+    plain = SMMCTS(MatrixGame(flat), Half(), SearchConfig("duct", 0.6))
+    assert max(plain.search(["start"], np.random.default_rng(0), iterations=200).visits[0]) < 0.4
