@@ -106,9 +106,21 @@ class HeuristicEvaluator:
     duel_weight: float = 0.35
 
     def value(self, state: BattleState) -> float:
+        return self.value_and_duel(state)[0]
+
+    def value_and_duel(self, state: BattleState) -> tuple[float, float]:
+        """:meth:`value` and :meth:`duel` (0 when either active has fainted), the duel
+        computed once."""
         done = terminal_value(state)
+        ours, theirs = state.sides
+        duel = 0.0
+        if self.model is not None and ours.active_mon.hp > 0 and theirs.active_mon.hp > 0:
+            duel = self.duel(state)
         if done is not None:
-            return done
+            return done, duel
+        return self._squash(state, duel), duel
+
+    def _squash(self, state: BattleState, duel: float) -> float:
         ours, theirs = state.sides
         score = sum(m.hp_fraction for m in ours.mons if m.hp > 0)
         score -= sum(m.hp_fraction for m in theirs.mons if m.hp > 0)
@@ -119,7 +131,7 @@ class HeuristicEvaluator:
             _hazard_layers(ours) * len(ours.alive()) - _hazard_layers(theirs) * len(theirs.alive())
         )
         if self.model is not None:
-            score += self.duel_weight * self.duel(state)
+            score += self.duel_weight * duel
         return 1.0 / (1.0 + math.exp(-self.scale * score))
 
     def duel(self, state: BattleState) -> float:
@@ -150,15 +162,19 @@ def _fastest_ko(model: TransitionModel, state: BattleState, side: int) -> float:
     """Expected turns for ``side``'s active to KO the other with its best move."""
     attacker = state.sides[side].active_mon
     defender = state.sides[1 - side].active_mon
-    best = math.inf
+    attacks = []
     for move in attacker.moves:
-        entry = model.dex.moves.get(move)
-        if entry is None or entry.get("category", "Status") == "Status":
-            continue
-        result = model.damage(state, side, move)
+        info = model.move_info(move)
+        if info is not None and info.category != "Status":
+            attacks.append((move, info))
+    if not attacks:
+        return math.inf
+    best = math.inf
+    results = model.damages(state, side, [move for move, _ in attacks])
+    for (_, info), result in zip(attacks, results, strict=True):
         if result is None or result.expected <= 0:
             continue
-        accuracy = model.accuracy(state, attacker, defender, entry)
+        accuracy = model.hit_chance(state, attacker, defender, info)
         if accuracy <= 0:
             continue
         best = min(best, math.ceil(defender.hp / result.expected) / accuracy)

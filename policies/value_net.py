@@ -232,8 +232,7 @@ class StateEncoder:
             faster = (s0 > s1) != (state.trick_room > 0)
             ratio = max(-1.0, min(1.0, math.log(s0 / s1) / 2.0))
             speed = [float(faster), ratio, float(state.trick_room > 0)]
-        heuristic = self.heuristic.value(state)
-        duel = self.heuristic.duel(state) if ours.hp > 0 and theirs.hp > 0 else 0.0
+        heuristic, duel = self.heuristic.value_and_duel(state)
         return [*speed, heuristic, duel]
 
     def _attack_types(self, mon: MonState) -> list[str]:

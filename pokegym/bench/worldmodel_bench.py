@@ -20,6 +20,7 @@ second of ``TransitionModel.step`` in expected mode on the recorded states.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import statistics
 import sys
 import time
@@ -269,6 +270,57 @@ def transitions_per_second(
     return search, independent
 
 
+def transition_digest(
+    samples: list[tuple[BattleState, Action, Action]],
+    dex_by_gen: dict[int, Dex],
+    width: int = 5,
+    seed: int = 0,
+) -> str:
+    """A SHA-256 over every state the world model produces from the recorded samples:
+    the played turn and a depth-2 ``width`` x ``width`` expansion in expected mode, and
+    the played turn drawn in sample mode with a fixed seed per sample. Two
+    implementations of the model with the same digest give the same states."""
+    digest = hashlib.sha256()
+    for k, (state, a0, a1) in enumerate(samples):
+        dex = dex_by_gen[state.gen]
+        model = TransitionModel(dex)
+        digest.update(_state_bytes(model.step(state, a0, a1)))
+        for child in _expansion(model, state, width, depth=2):
+            digest.update(_state_bytes(child))
+        sampler = TransitionModel(dex, mode="sample")
+        rng = np.random.default_rng((seed, k))
+        digest.update(_state_bytes(sampler.step(state, a0, a1, rng=rng)))
+    return digest.hexdigest()
+
+
+def _state_bytes(state: BattleState) -> bytes:
+    parts: list[Any] = [state.gen, state.weather, state.weather_turns, state.terrain,
+                        state.terrain_turns, state.trick_room, state.gravity, state.turn]  # fmt: skip
+    for side in state.sides:
+        parts.append((side.active, side.stealth_rock, side.spikes, side.toxic_spikes,
+                      side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
+                      side.tailwind, side.tera_used))  # fmt: skip
+        for m in side.mons:
+            parts.append((m.species, m.level, m.types, m.stats, round(m.hp, 6), m.moves, m.item,
+                          m.ability, m.status, m.status_turns, m.boosts, m.tera_type,
+                          m.terastallized, m.weight, m.choice_lock, m.protect_streak))  # fmt: skip
+    return repr(parts).encode()
+
+
+def _expansion(
+    model: TransitionModel, state: BattleState, width: int, depth: int
+) -> list[BattleState]:
+    if depth == 0 or state.finished:
+        return []
+    out: list[BattleState] = []
+    for a0 in model.legal_actions(state, 0)[:width]:
+        for a1 in model.legal_actions(state, 1)[:width]:
+            child = model.step(state, a0, a1)
+            out.append(child)
+            out.extend(_expansion(model, child, width, depth - 1))
+    return out
+
+
 def _expand(model: TransitionModel, state: BattleState, width: int, depth: int) -> int:
     if depth == 0 or state.finished:
         return 0
@@ -313,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         f"faint accuracy {prior_scores.faint_accuracy:.3f}, skipped {prior_scores.skipped}"
     )
     rate, independent = transitions_per_second(samples, {9: load_dex(9)})
+    digest = transition_digest(samples, {9: load_dex(9)})
     print(
         f"transitions per CPU second on one core: {rate:.0f} in depth-2 5x5 expansions, "
         f"{independent:.0f} on unrelated states with nothing cached; "
@@ -324,4 +377,5 @@ def main(argv: list[str] | None = None) -> int:
         f"hp_mae_median_priors={prior_scores.hp_mae_median:.3f} "
         f"faint_acc_priors={prior_scores.faint_accuracy:.3f} transitions_per_s={rate:.0f}"
     )
+    print(f"digest of the model's states on these battles (seed {args.seed}): {digest}")
     return 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,17 @@ STATS = ("hp", "atk", "def", "spa", "spd", "spe")
 
 def to_id(text: str) -> str:
     """Showdown's ``toID``: lower case, letters and digits only."""
-    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+    if type(text) is str:
+        return _str_id(text)
+    return _NON_ID.sub("", str(text).lower())
+
+
+_NON_ID = re.compile(r"[^a-z0-9]")
+
+
+@lru_cache(maxsize=1 << 16)
+def _str_id(text: str) -> str:
+    return _NON_ID.sub("", text.lower())
 
 
 # Showdown's damageTaken codes: 0 normal, 1 weak (x2), 2 resists (x0.5), 3 immune.

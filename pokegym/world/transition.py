@@ -30,7 +30,7 @@ listed in the code, two-turn moves' charge turn, multi-turn locks (Outrage).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -81,6 +81,53 @@ RECOVERY_WEATHER = {"synthesis", "morningsun", "moonlight"}
 # Moves whose power depends on the user's or the target's exact HP.
 HP_SCALED_MOVES = {"eruption", "waterspout", "dragonenergy", "reversal", "flail", "crushgrip",
                    "wringout", "hardpress"}  # fmt: skip
+
+
+FOE_TARGETS = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
+                         "adjacentFoe", "scripted"))  # fmt: skip
+SELF_TARGETS = frozenset(("self", "allySide", "allyTeam", "adjacentAllyOrSelf"))
+
+
+class MoveInfo:
+    """What a turn reads of one move's Showdown entry, read once per move and model."""
+
+    __slots__ = ("accuracy", "boosts", "category", "contact", "crash", "drain", "entry", "heal",
+                 "heal_flag", "id", "mind_blown", "ohko", "powder", "priority", "protect_flag",
+                 "pseudo_weather", "recoil", "secondaries", "self_boosts", "self_destruct",
+                 "sheer_force", "side_condition", "status", "target_self", "targets_foe",
+                 "terrain", "type")  # fmt: skip
+
+    def __init__(self, move_id: str, entry: dict[str, Any]):
+        flags = entry.get("flags", {})
+        self.entry = entry
+        self.id = entry.get("id", move_id)
+        self.category = entry.get("category", "Status")
+        self.type = entry.get("type", "Normal")
+        self.priority = int(entry.get("priority", 0))
+        self.accuracy = entry.get("accuracy", 100)
+        self.ohko = bool(entry.get("ohko"))
+        self.targets_foe = entry.get("target") in FOE_TARGETS
+        self.target_self = entry.get("target") in SELF_TARGETS
+        self.protect_flag = bool(flags.get("protect"))
+        self.contact = bool(flags.get("contact"))
+        self.heal_flag = bool(flags.get("heal"))
+        self.powder = bool(flags.get("powder"))
+        self.crash = bool(entry.get("hasCrashDamage"))
+        self.drain = entry.get("drain")
+        self.recoil = entry.get("recoil")
+        self.mind_blown = bool(entry.get("mindBlownRecoil"))
+        self.self_destruct = entry.get("selfdestruct") == "always"
+        self.self_boosts = (entry.get("self") or {}).get("boosts")
+        self.sheer_force = bool(entry.get("secondary") or entry.get("secondaries"))
+        self.secondaries = tuple(
+            entry.get("secondaries") or ([entry["secondary"]] if entry.get("secondary") else [])
+        )
+        self.boosts = entry.get("boosts")
+        self.status = entry.get("status")
+        self.heal = entry.get("heal")
+        self.side_condition = entry.get("sideCondition")
+        self.terrain = entry.get("terrain")
+        self.pseudo_weather = entry.get("pseudoWeather")
 
 
 def healthiest_replacement(state: BattleState, side: int) -> int | None:
@@ -147,6 +194,16 @@ class TransitionModel:
         self.replacement = replacement
         self._damage_cache: dict[tuple[Any, ...], Any] = {}
         self._combatants: dict[tuple[Any, ...], Any] = {}
+        self._moves: dict[str, MoveInfo | None] = {}
+
+    def move_info(self, move_id: str) -> MoveInfo | None:
+        """The move's :class:`MoveInfo` (None for a move Showdown's data does not list)."""
+        try:
+            return self._moves[move_id]
+        except KeyError:
+            entry = self.dex.moves.get(move_id)
+            info = self._moves[move_id] = MoveInfo(move_id, entry) if entry is not None else None
+            return info
 
     # ----------------------------------------------------------------- actions
     def legal_actions(self, state: BattleState, side: int) -> list[Action]:
@@ -217,7 +274,9 @@ class TransitionModel:
                 continue
             if flinched[side]:
                 continue
-            move_id = to_id(actions[side][1])
+            move_id = actions[side][1]
+            if move_id not in self._moves and move_id not in self.dex.moves:
+                move_id = to_id(move_id)
             if not self._can_act(user, rng):
                 user.protect_streak = 0
                 continue
@@ -301,15 +360,18 @@ class TransitionModel:
 
     def priority(self, s: BattleState, side: int, move_id: str) -> int:
         mon = s.sides[side].active_mon
-        entry = self.dex.moves.get(move_id, {})
-        priority = int(entry.get("priority", 0))
-        category = entry.get("category")
-        if mon.ability == "prankster" and category == "Status":
-            priority += 1
-        elif mon.ability == "galewings" and entry.get("type") == "Flying" and mon.hp >= mon.max_hp:
-            priority += 1
-        elif mon.ability == "triage" and entry.get("flags", {}).get("heal"):
-            priority += 3
+        info = self.move_info(move_id)
+        if info is None:
+            priority = 0
+        else:
+            priority = info.priority
+            ability = mon.ability
+            if ability == "prankster" and info.category == "Status":
+                priority += 1
+            elif ability == "galewings" and info.type == "Flying" and mon.hp >= mon.max_hp:
+                priority += 1
+            elif ability == "triage" and info.heal_flag:
+                priority += 3
         if move_id == "grassyglide" and s.terrain == "grassyterrain":
             priority += 1
         return priority
@@ -325,7 +387,10 @@ class TransitionModel:
             return movers
         keys = []
         for side in movers:
-            priority = self.priority(s, side, to_id(actions[side][1]))
+            move_id = actions[side][1]
+            if move_id not in self._moves and move_id not in self.dex.moves:
+                move_id = to_id(move_id)
+            priority = self.priority(s, side, move_id)
             speed = self.speed(s, side)
             keys.append((priority, -speed if s.trick_room else speed))
         if keys[0] == keys[1]:
@@ -448,16 +513,14 @@ class TransitionModel:
         moves_first: bool,
         rng: np.random.Generator | None,
     ) -> dict[str, bool]:
-        dex = self.dex
-        entry = dex.moves.get(move_id)
+        info = self.move_info(move_id)
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
-        if entry is None:
+        if info is None:
             return {}
         outcome: dict[str, bool] = {}
-        category = entry.get("category", "Status")
-        targets_foe = entry.get("target") in ("normal", "any", "allAdjacentFoes", "allAdjacent",
-                                             "randomNormal", "adjacentFoe", "scripted")  # fmt: skip
+        category = info.category
+        targets_foe = info.targets_foe
 
         if move_id in PROTECTS:
             # Each consecutive success divides the odds of the next one by 3.
@@ -469,17 +532,12 @@ class TransitionModel:
             return outcome
         user.protect_streak = 0
 
-        if (
-            targets_foe
-            and target.hp > 0
-            and target_protected
-            and entry.get("flags", {}).get("protect")
-        ):
+        if targets_foe and target.hp > 0 and target_protected and info.protect_flag:
             return outcome
         if targets_foe and target.hp <= 0 and category != "Status":
             return outcome
 
-        hit_chance = self.accuracy(s, user, target, entry) if targets_foe else 1.0
+        hit_chance = self.hit_chance(s, user, target, info) if targets_foe else 1.0
 
         if category != "Status":
             result = self.damage(s, side, move_id)
@@ -506,7 +564,7 @@ class TransitionModel:
             target.hp -= dealt
             if move_id == "knockoff" and hit and target.item and target.hp > 0:
                 target.item = ""
-            self._after_damage(s, side, user, target, entry, dealt, hit, rng, outcome)
+            self._after_damage(s, side, user, target, info, dealt, hit, rng, outcome)
             if move_id in PIVOTS and hit:
                 outcome["pivot"] = True
             if move_id in PHAZING and hit and target.hp > 0:
@@ -519,30 +577,35 @@ class TransitionModel:
 
         if not self._chance(hit_chance, rng):
             return outcome
-        self._status_move(s, side, move_id, entry, rng, outcome)
+        self._status_move(s, side, move_id, info, rng, outcome)
         return outcome
 
     def accuracy(
         self, s: BattleState, user: MonState, target: MonState, entry: dict[str, Any]
     ) -> float:
-        accuracy = entry.get("accuracy", 100)
+        """The chance that ``user``'s move (its Showdown entry) hits ``target``."""
+        info = self.move_info(entry["id"]) if "id" in entry else None
+        if info is None or info.entry is not entry:
+            info = MoveInfo(entry.get("id", ""), entry)
+        return self.hit_chance(s, user, target, info)
+
+    def hit_chance(self, s: BattleState, user: MonState, target: MonState, info: MoveInfo) -> float:
+        """The chance that ``user``'s move hits ``target`` (accuracy, boosts, abilities)."""
+        accuracy = info.accuracy
         if accuracy is True or user.ability == "noguard" or target.ability == "noguard":
             return 1.0
-        if entry.get("ohko"):
+        if info.ohko:
             return 0.3
         value = accuracy / 100.0
-        if entry.get("id") in ("thunder", "hurricane") and s.weather in (
-            "raindance",
-            "primordialsea",
-        ):
+        if info.id in ("thunder", "hurricane") and s.weather in ("raindance", "primordialsea"):
             return 1.0
-        if entry.get("id") == "blizzard" and s.weather in ("snowscape", "hail"):
+        if info.id == "blizzard" and s.weather in ("snowscape", "hail"):
             return 1.0
         stage = max(-6, min(6, user.boosts[5] - target.boosts[6]))
         value *= ACC_STAGE[stage]
         if user.ability == "compoundeyes":
             value *= 1.3
-        elif user.ability == "hustle" and entry.get("category") == "Physical":
+        elif user.ability == "hustle" and info.category == "Physical":
             value *= 0.8
         if user.item == "widelens":
             value *= 1.1
@@ -551,18 +614,52 @@ class TransitionModel:
         return min(1.0, value)
 
     def damage(self, s: BattleState, side: int, move_id: str) -> Any:
+        """The damage calculator's result for ``side``'s active using ``move_id`` on the
+        other active now (None when the calculator cannot value the move)."""
+        return self.damages(s, side, (move_id,))[0]
+
+    def damages(self, s: BattleState, side: int, moves: Sequence[str]) -> list[Any]:
+        """:meth:`damage` for each of ``moves``, the matchup's cache key built once."""
+        results: list[Any] = []
+        plain: dict[str, Any] | None = None
+        exact: dict[str, Any] | None = None
+        for move_id in moves:
+            if move_id in HP_SCALED_MOVES:
+                if exact is None:
+                    exact = self._matchup_cache(s, side, True)
+                table = exact
+            else:
+                if plain is None:
+                    plain = self._matchup_cache(s, side, False)
+                table = plain
+            try:
+                result = table[move_id]
+            except KeyError:
+                result = table[move_id] = self._calculate(s, side, move_id)
+            results.append(result)
+        return results
+
+    def _matchup_cache(self, s: BattleState, side: int, exact: bool) -> dict[str, Any]:
+        """The cached results of every move tried in this matchup (the two actives, the
+        field and the defender's screens as the damage calculator sees them)."""
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
-        exact = move_id in HP_SCALED_MOVES
         key = (
-            self._mon_key(user, exact), self._mon_key(target, exact), move_id, s.weather, s.terrain,
+            self._mon_key(user, exact), self._mon_key(target, exact), s.weather, s.terrain,
             s.gravity > 0, target_team.reflect > 0, target_team.light_screen > 0,
             target_team.aurora_veil > 0,
             self._paradox_boost(s, user), self._paradox_boost(s, target),
         )  # fmt: skip
-        cached = self._damage_cache.get(key)
-        if cached is not None:
-            return cached
+        table = self._damage_cache.get(key)
+        if table is None:
+            if len(self._damage_cache) > 50_000:
+                self._damage_cache.clear()
+            table = self._damage_cache[key] = {}
+        return table
+
+    def _calculate(self, s: BattleState, side: int, move_id: str) -> Any:
+        user_team, target_team = s.sides[side], s.sides[1 - side]
+        user, target = user_team.active_mon, target_team.active_mon
         field = damage_calc.Field(
             weather=s.weather,
             terrain=s.terrain,
@@ -575,16 +672,12 @@ class TransitionModel:
             ),
         )
         try:
-            result = damage_calc.calculate(
+            return damage_calc.calculate(
                 self.dex, self._combatant(user), self._combatant(target), move_id, field,
                 use_cache=False,  # cached here, by this model's cheaper key
             )  # fmt: skip
         except (KeyError, ValueError):
-            result = None
-        if len(self._damage_cache) > 200_000:
-            self._damage_cache.clear()
-        self._damage_cache[key] = result
-        return result
+            return None
 
     @staticmethod
     def _mon_key(mon: MonState, exact_hp: bool) -> tuple[Any, ...]:
@@ -642,28 +735,28 @@ class TransitionModel:
         side: int,
         user: MonState,
         target: MonState,
-        entry: dict[str, Any],
+        info: MoveInfo,
         dealt: float,
         hit: bool,
         rng: np.random.Generator | None,
         outcome: dict[str, bool],
     ) -> None:
         if not hit:
-            if entry.get("hasCrashDamage"):
+            if info.crash:
                 user.hp -= user.max_hp / 2
             return
-        drain = entry.get("drain")
+        drain = info.drain
         if drain:
             heal = dealt * drain[0] / drain[1]
             if user.item == "bigroot":
                 heal *= 1.3
             user.hp = min(user.max_hp, user.hp + heal)
-        recoil = entry.get("recoil")
+        recoil = info.recoil
         if recoil and user.ability not in ("rockhead", "magicguard"):
             user.hp -= dealt * recoil[0] / recoil[1]
-        if entry.get("mindBlownRecoil") and user.ability != "magicguard":
+        if info.mind_blown and user.ability != "magicguard":
             user.hp -= user.max_hp / 2
-        if entry.get("selfdestruct") == "always":
+        if info.self_destruct:
             user.hp = 0
         if (
             user.item == "lifeorb"
@@ -671,21 +764,17 @@ class TransitionModel:
             and dealt > 0
         ):
             user.hp -= user.max_hp / 10
-        if target.ability in ("roughskin", "ironbarbs") and entry.get("flags", {}).get("contact"):
+        if target.ability in ("roughskin", "ironbarbs") and info.contact:
             if user.ability != "magicguard":
                 user.hp -= user.max_hp / 8
-        if target.item == "rockyhelmet" and entry.get("flags", {}).get("contact"):
+        if target.item == "rockyhelmet" and info.contact:
             if user.ability != "magicguard":
                 user.hp -= user.max_hp / 6
-        self_effect = entry.get("self") or {}
-        if self_effect.get("boosts") and user.hp > 0:
-            self._boost(user, self_effect["boosts"])
-        if user.ability == "sheerforce" and (entry.get("secondary") or entry.get("secondaries")):
+        if info.self_boosts and user.hp > 0:
+            self._boost(user, info.self_boosts)
+        if user.ability == "sheerforce" and info.sheer_force:
             return
-        secondaries = entry.get("secondaries") or (
-            [entry["secondary"]] if entry.get("secondary") else []
-        )
-        for secondary in secondaries:
+        for secondary in info.secondaries:
             chance = secondary.get("chance", 100) / 100.0
             if user.ability == "serenegrace":
                 chance = min(1.0, chance * 2)
@@ -739,26 +828,25 @@ class TransitionModel:
         s: BattleState,
         side: int,
         move_id: str,
-        entry: dict[str, Any],
+        info: MoveInfo,
         rng: np.random.Generator | None,
         outcome: dict[str, bool],
     ) -> None:
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
-        target_self = entry.get("target") in ("self", "allySide", "allyTeam", "adjacentAllyOrSelf")
-        if entry.get("boosts"):
-            self._boost(user if target_self else target, entry["boosts"])
-        status = entry.get("status")
+        target_self = info.target_self
+        if info.boosts:
+            self._boost(user if target_self else target, info.boosts)
+        status = info.status
         if status and not target_self:
-            immune = (
-                self.dex.effectiveness(entry.get("type", "Normal"), target.current_types()) == 0
-            )
-            if move_id == "thunderwave" and immune:
+            if move_id == "thunderwave" and (
+                self.dex.effectiveness(info.type, target.current_types()) == 0
+            ):
                 return
-            if entry.get("flags", {}).get("powder") and "Grass" in target.current_types():
+            if info.powder and "Grass" in target.current_types():
                 return
             self._inflict(s, target, status)
-        heal = entry.get("heal")
+        heal = info.heal
         if heal and move_id not in RECOVERY_WEATHER:
             user.hp = min(user.max_hp, user.hp + user.max_hp * heal[0] / heal[1])
         elif move_id in RECOVERY_HALF:
@@ -773,7 +861,7 @@ class TransitionModel:
         elif move_id == "painsplit":
             average = (user.hp + target.hp) / 2
             user.hp, target.hp = min(user.max_hp, average), min(target.max_hp, average)
-        condition = entry.get("sideCondition")
+        condition = info.side_condition
         if condition:
             side_state = user_team if target_self else target_team
             if condition == "stealthrock":
@@ -808,11 +896,11 @@ class TransitionModel:
             s.weather = weather
             rock = WEATHER_ROCKS.get(weather)
             s.weather_turns = 8 if rock and user.item == rock else 5
-        terrain = entry.get("terrain")
+        terrain = info.terrain
         if terrain:
             s.terrain = terrain
             s.terrain_turns = 8 if user.item == "terrainextender" else 5
-        pseudo = entry.get("pseudoWeather")
+        pseudo = info.pseudo_weather
         if pseudo == "trickroom":
             s.trick_room = 0 if s.trick_room else 5
         elif pseudo == "gravity":
