@@ -295,7 +295,8 @@ def transition_digest(
 
 def _state_bytes(state: BattleState) -> bytes:
     parts: list[Any] = [state.gen, state.weather, state.weather_turns, state.terrain,
-                        state.terrain_turns, state.trick_room, state.gravity, state.turn]  # fmt: skip
+                        state.terrain_turns, state.trick_room, state.gravity,
+                        state.turn]  # fmt: skip
     for side in state.sides:
         parts.append((side.active, side.stealth_rock, side.spikes, side.toxic_spikes,
                       side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
