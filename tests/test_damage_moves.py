@@ -29,9 +29,15 @@ BULKY = (252, 0, 252, 0, 4, 0)
 
 
 def mon(
-    species: str, item: str = "", ability: str = "", *, nature: str = "serious",
-    evs: tuple[int, ...] = BULKY, level: int = 100, tera: str = "",
-) -> PokemonSet:  # fmt: skip
+    species: str,
+    item: str = "",
+    ability: str = "",
+    *,
+    nature: str = "serious",
+    evs: tuple[int, ...] = BULKY,
+    level: int = 100,
+    tera: str = "",
+) -> PokemonSet:
     return PokemonSet(
         species=species,
         level=level,
@@ -61,9 +67,12 @@ EISCUE = mon("eiscue", "", "iceface", nature="impish")
 
 
 def ask(
-    attacker: PokemonSet, defender: PokemonSet, move: str, options: dict[str, Any] | None = None,
+    attacker: PokemonSet,
+    defender: PokemonSet,
+    move: str,
+    options: dict[str, Any] | None = None,
     gen: int = 9,
-) -> DamageRequest:  # fmt: skip
+) -> DamageRequest:
     return DamageRequest(attacker, defender, move, gen, options or {})
 
 
