@@ -781,6 +781,13 @@ class LogReplay:
             self.delayed = True
         mon.volatiles.discard(effect)
 
+    def _on_prepare(self, args: list[str], tags: list[str]) -> None:
+        # A charging turn: Meteor Beam's +1 Special Attack is in the tracked boosts from
+        # now on, which the calculator learns from the move's volatile.
+        mon = self._mon(args[0])
+        if mon is not None and len(args) > 1:
+            mon.volatiles.add(to_id(args[1]))
+
     def _on_singlemove(self, args: list[str], tags: list[str]) -> None:
         mon = self._mon(args[0])
         if mon is not None and len(args) > 1:

@@ -21,6 +21,36 @@ the result is flagged :attr:`DamageResult.approximate`, with the reasons in
 :attr:`DamageResult.notes`. Which effects matter is read from Showdown's data (each entry
 lists its callbacks), so a new damage-relevant effect is flagged rather than ignored.
 
+Before the formula come the move's own rules, in the order of Showdown's
+``trySpreadMoveHit``: moves that fail (Steel Roller without a terrain, Dream Eater on a
+target that is awake, Fling without an item it can throw, OHKO moves on a higher level,
+a Dynamaxed target, Sturdy or — Sheer Cold — an Ice type), power set before the hit
+(Fling), the user's type change (Protean, Libero), the +1 Special Attack of a charging
+turn (Meteor Beam, Electro Shot), critical hits that always happen (Frost Breath...), a
+Disguise or Ice Face that takes the first hit and breaks (the result reports the broken
+form too), and Defense that changes between the hits of a multi-hit move (Weak Armor,
+Stamina, Water Compaction).
+
+Still flagged approximate, because the state they need is not in a :class:`Combatant`
+or Showdown decides them at random:
+
+* moves whose power or damage depends on the battle's history or on chance: Assurance,
+  Beat Up, Echoed Voice, Fury Cutter, Ice Ball, Magnitude, Natural Gift, Present,
+  Psywave, Punishment, Pursuit, Retaliate, Fickle Beam, Shell Trap, Spit Up, Trump Card,
+  Techno Blast, Synchronoise, Thousand Arrows / Waves, Sky Drop, Razor Wind, Skull Bash,
+  Smelling Salts, Wake-Up Slap, Secret Power, Core Enforcer, Flame Burst, Return /
+  Frustration (most are not in generation 9); Shell Side Arm when both categories tie;
+* the move order when ``target_moved`` is None (Analytic, Payback, Bolt Beak);
+* Stance Change (Aegislash's forme before the hit), Tera Shell, Stellar Tera Blast and
+  Tera Starstorm, Max Moves whose type or power a callback sets, anti-Dynamax moves on a
+  Dynamaxed target, statuses other than brn/par/psn/tox/slp/frz;
+* abilities and items whose damage callbacks have no implementation here (read from
+  Showdown's data), and effects that change a multi-hit move between its hits other than
+  the three above (Seed Sower and Sand Spit change the field, Mummy, Lingering Aroma and
+  Wandering Spirit the attacker's ability);
+* an Eiscue's Noice-form stats when ``broken_form_stats`` is not given (estimated with a
+  neutral nature).
+
 Results are cached per (attacker, defender, move, field) state; the world model calls
 :func:`calculate` thousands of times per decision.
 """
@@ -109,6 +139,16 @@ _WEIGHT_MOVES = frozenset(("lowkick", "grassknot", "heatcrash", "heavyslam"))
 _TERRAIN_TYPES = {"electricterrain": "Electric", "grassyterrain": "Grass",
                   "mistyterrain": "Fairy", "psychicterrain": "Psychic"}  # fmt: skip
 _SCREEN_BREAKERS = frozenset(("brickbreak", "psychicfangs", "ragingbull"))
+# Forms that take the first hit and break: intact species -> broken species.
+_DISGUISE_FORMS = {"mimikyu": "mimikyubusted", "mimikyutotem": "mimikyubustedtotem"}
+_ICE_FACE_FORMS = {"eiscue": "eiscuenoice"}
+# Charging moves that raise the user's Special Attack by 1 on their first turn.
+_CHARGE_SPA = frozenset(("meteorbeam", "electroshot"))
+# Moves that deal half the target's current HP.
+_HALVING_MOVES = frozenset(("superfang", "ruination", "naturesmadness"))
+# Defender effects that change a multi-hit move between its hits and are not modelled.
+# (Anger Shell, Kee Berry and Maranga Berry act only after the whole move.)
+_BETWEEN_HITS = frozenset(("seedsower", "sandspit", "mummy", "lingeringaroma", "wanderingspirit"))
 
 # Effects (abilities and items) whose damage-relevant callbacks this module implements,
 # and ones whose callbacks do not change the damage of a hit.
@@ -179,7 +219,8 @@ _HANDLED_MOVES = frozenset((
     "uproar", "pollenpuff", "terastarstorm", "futuresight", "doomdesire", "fling",
     "grassyglide", "hyperspacefury", "stompingtantrum", "temperflare", "lashout", "avalanche",
     "revenge", "multiattack", "judgment", "fusionflare", "fusionbolt", "hydrosteam",
-    "counter", "mirrorcoat", "metalburst", "comeuppance",
+    "counter", "mirrorcoat", "metalburst", "comeuppance", "dreameater", "naturesmadness",
+    "round",
 ))  # fmt: skip
 _MOVE_CALLBACKS = frozenset((
     "basePowerCallback", "damageCallback", "onBasePower", "onModifyType", "onModifyMove",
@@ -203,7 +244,14 @@ class Combatant:
     flashfire, charge, focusenergy, dragoncheer, slowstart, smackdown, magnetrise,
     substitute, gastroacid, glaiverush, roost (the caller removes Flying from ``types``),
     dynamax (gen 8: its damaging moves become Max Moves; pass the move it chose), protect
-    (on the defender: protected this turn; a Max Move or Unseen Fist hits it for a quarter).
+    (on the defender: protected this turn; a Max Move or Unseen Fist hits it for a quarter),
+    meteorbeam / electroshot (on the attacker: the charging turn is over and its +1 Special
+    Attack is already in ``boosts``; without it the calculator adds that boost itself).
+
+    ``protean_used``: Protean / Libero has already changed this Pokémon's type since it
+    switched in (from generation 9 it does so once per switch-in). ``broken_form_stats``:
+    an Eiscue's stats in its Noice form, used when Ice Face breaks (:meth:`from_set` fills
+    them; without them they are estimated and the result is flagged approximate).
     """
 
     species: str
@@ -233,6 +281,8 @@ class Combatant:
     # HP lost to the foe's moves this turn, in order, with the move's category
     # ("Physical"/"Special"): Counter, Mirror Coat, Metal Burst, Comeuppance.
     damage_taken_this_turn: tuple[tuple[int, str], ...] = ()
+    protean_used: bool = False
+    broken_form_stats: dict[str, int] | None = None
 
     @classmethod
     def from_set(cls, dex: Dex, pokemon_set: PokemonSet, **state: Any) -> Combatant:
@@ -255,6 +305,9 @@ class Combatant:
             "weight": float(entry.get("weightkg", 0.0)) or None,
             "gender": pokemon_set.gender,
         }
+        if species in _ICE_FACE_FORMS:
+            noice = dataclasses.replace(pokemon_set, species=_ICE_FACE_FORMS[species])
+            values["broken_form_stats"] = noice.stats(dex)
         values.update(state)
         return cls(**values)
 
@@ -267,16 +320,17 @@ class Combatant:
         return self.max_hp if self.hp is None else int(self.hp)
 
     def _key(self) -> tuple[Any, ...]:
-        stats, boosts = self.stats, self.boosts
+        stats, boosts, broken = self.stats, self.boosts, self.broken_form_stats
+        # map(dict.get): a missing entry reads None (only a cache miss, never a wrong hit)
         return (
-            self.species, self.level, self.types,
-            tuple(stats.get(s, 0) for s in STATS), self.hp,
-            tuple(boosts.get(b, 0) for b in BOOSTS) if boosts else None,
+            self.species, self.level, self.types, tuple(map(stats.get, STATS)), self.hp,
+            tuple(map(boosts.get, BOOSTS)) if boosts else None,
             self.ability, self.item, self.status, self.tera_type, self.terastallized,
             self.weight, self.gender, self.original_types, self.paradox_stat, self.volatiles,
             self.ability_suppressed, self.just_switched_in, self.times_attacked,
             self.fainted_allies, self.stellar_boosted, self.last_move_failed,
             self.hurt_by_target, self.stats_lowered_this_turn, self.damage_taken_this_turn,
+            self.protean_used, tuple(map(broken.get, STATS)) if broken else None,
         )  # fmt: skip
 
 
@@ -334,6 +388,17 @@ class DamageResult:
     hit counts (not accuracy). ``effectiveness``: the type multiplier (0 when the move
     fails on the target). ``approximate``: an effect that is not modelled was involved
     (``notes`` says which).
+
+    A move that always lands a critical hit (Frost Breath, Wicked Blow, Surging
+    Strikes...) has ``rolls == crit_rolls`` and ``crit_chance`` 1 whatever ``crit`` asks,
+    unless the target's ability prevents critical hits.
+
+    ``broken_form``: set when the defender's Disguise or Ice Face is intact and takes this
+    hit. The first hit then deals 0 (its ``rolls`` are 0), the form breaks, and a Mimikyu
+    loses 1/8 of its max HP (``form_break_hp``, counted in ``min``/``max``/``expected``
+    and :meth:`ko_chance`); later hits of a multi-hit move strike the broken form.
+    ``broken_form`` is the same move against the broken form (Mimikyu-Busted at its HP
+    after the break, Eiscue-Noice): what the next use deals.
     """
 
     rolls: tuple[int, ...]
@@ -352,6 +417,8 @@ class DamageResult:
     category: str = ""
     notes: tuple[str, ...] = ()
     blocks_ohko_at: int = 0  # the defender's max HP when Sturdy / Focus Sash would hold
+    form_break_hp: int = 0
+    broken_form: DamageResult | None = None
 
     @property
     def immune(self) -> bool:
@@ -371,9 +438,10 @@ class DamageResult:
         per_crit = self.hit_crit_rolls or (self.crit_rolls,)
         crit = self.crit_chance
         total = 0.0
+        start = min(hp, self.form_break_hp)
         for count, weight in dist:
             # Distribution of the running total, with everything >= hp merged into hp.
-            sums: dict[int, float] = {0: 1.0}
+            sums: dict[int, float] = {start: 1.0}
             for index in range(count):
                 rolls = per_hit[min(index, len(per_hit) - 1)]
                 crits = per_crit[min(index, len(per_crit) - 1)]
@@ -464,7 +532,7 @@ class _MoveData:
     sheer_force_boost: bool
     recoil: bool
     force_stab: bool
-    ohko: bool
+    ohko: Any  # False, True, or the type it cannot knock out (Sheer Cold: "Ice")
     fixed: Any
     callbacks: frozenset[str]
     unsupported: bool
@@ -510,7 +578,7 @@ def _move_data(dex: Dex, move_id: str) -> _MoveData:
         sheer_force_boost=bool(entry.get("hasSheerForceBoost")),
         recoil=bool(entry.get("recoil") or entry.get("hasCrashDamage")),
         force_stab=bool(entry.get("forceSTAB")),
-        ohko=bool(entry.get("ohko")),
+        ohko=entry.get("ohko") or False,
         fixed=entry.get("damage"),
         callbacks=callbacks,
         unsupported=unsupported,
@@ -633,6 +701,7 @@ class _Ctx:
         "bp_base",
         "category",
         "def_ability",
+        "def_boost",
         "def_grounded",
         "def_hp",
         "def_item",
@@ -653,6 +722,7 @@ class _Ctx:
         "mtype",
         "notes",
         "sheer_force",
+        "spa_charge",
         "target_moved",
         "terrain",
         "type_mod",
@@ -984,6 +1054,11 @@ def _prepare(
             mtype = held_type
     elif mid == "technoblast":
         ctx.note(f"move {mid}")
+    elif mid == "fling":
+        # PrepareHit: the held item's Fling power; no item it can throw, no move.
+        fling = (dex.items.get(atk_item) or {}).get("fling") if atk_item else None
+        if fling and _item_removable(atk_item, atk, dex):
+            bp = int(fling.get("basePower") or 0)
     elif mid == "struggle":
         mtype = "???"  # typeless: no STAB, no effectiveness, no immunity
 
@@ -1023,10 +1098,23 @@ def _prepare(
         ctx.note("stance change")
     if def_ability == "terashell":
         ctx.note("ability terashell")
-    if atk_ability in ("protean", "libero") and mtype not in atk_types and mtype != "???":
-        # The type change happens before the hit (once per switch-in in gen 9): the
-        # caller's types may or may not include it.
-        ctx.note(f"ability {atk_ability}")
+    if (
+        atk_ability in ("protean", "libero")
+        and mtype not in ("???", "Stellar")
+        and atk_types != (mtype,)
+        and not (atk.terastallized and ctx.gen >= 9)
+        and not (atk.protean_used and ctx.gen >= 9)
+        and "futuremove" not in flags
+        and ctx.atk_species.get("num") not in (493, 773)  # Arceus, Silvally keep their type
+    ):
+        # PrepareHit: the user becomes the move's type before the hit.
+        ctx.atk_types = ctx.atk_pre_types = (mtype,)
+        ctx.atk_grounded = _grounded(atk, ctx.atk_types, atk_ability, atk_item, fld)
+    # A charging move's first turn raised Special Attack (Simple doubles, Contrary inverts).
+    ctx.spa_charge = 0
+    if mid in _CHARGE_SPA and mid not in atk.volatiles:
+        ctx.spa_charge = 2 if atk_ability == "simple" else -1 if atk_ability == "contrary" else 1
+    ctx.def_boost = None
     del multihit
     return ctx, m
 
@@ -1069,14 +1157,27 @@ def _fails(ctx: _Ctx) -> str:
         return "powder"
     if m.id in _WEIGHT_MOVES and "dynamax" in dfn.volatiles:
         return "dynamax"
-    if m.id == "poltergeist" and not dfn.item:
+    mid = m.id
+    if mid == "poltergeist" and not dfn.item:
         return "no item"
-    if m.id == "endeavor" and atk.current_hp >= dfn.current_hp:
-        return "endeavor"
-    if m.ohko and (ability == "sturdy" or dfn.level > atk.level):
-        return "ohko"
+    if mid == "fling" and not ctx.bp_base:
+        return "nothing to fling"
+    if mid == "steelroller" and not ctx.terrain:
+        return "no terrain"
     if not _type_immunity_ok(ctx):
         return "type"
+    # TryImmunity, then the OHKO rules of the accuracy check
+    if mid == "dreameater" and dfn.status != "slp" and _effective_ability(dfn, atk) != "comatose":
+        return "target awake"
+    if mid == "endeavor" and atk.current_hp >= dfn.current_hp:
+        return "endeavor"
+    if m.ohko and (
+        ability == "sturdy"
+        or dfn.level > atk.level
+        or "dynamax" in dfn.volatiles
+        or (m.ohko is not True and m.ohko in ctx.def_types)
+    ):
+        return "ohko"
     return ""
 
 
@@ -1113,18 +1214,28 @@ def _type_mod_full(ctx: _Ctx) -> int:
     return max(-6, min(6, total))
 
 
-def _disguised(ctx: _Ctx) -> bool:
-    ability, species = ctx.def_ability, ctx.dfn.species
-    if ability == "disguise" and species in ("mimikyu", "mimikyutotem"):
-        return "substitute" not in ctx.dfn.volatiles
-    if ability == "iceface" and species == "eiscue" and ctx.category == "Physical":
-        return "substitute" not in ctx.dfn.volatiles
-    return False
+def _hits_substitute(ctx: _Ctx) -> bool:
+    return (
+        "substitute" in ctx.dfn.volatiles and "bypasssub" not in ctx.flags and not ctx.infiltrates
+    )
+
+
+def _intact_form(ctx: _Ctx) -> str:
+    """Which intact form ("disguise", "iceface") takes this hit; "" when none."""
+    ability = ctx.def_ability
+    if ability not in ("disguise", "iceface"):
+        return ""
+    species = ctx.def_species.get("id") or ctx.dfn.species
+    if ability == "disguise" and species in _DISGUISE_FORMS:
+        return "" if _hits_substitute(ctx) else "disguise"
+    if ability == "iceface" and species in _ICE_FACE_FORMS and ctx.category == "Physical":
+        return "" if _hits_substitute(ctx) else "iceface"
+    return ""
 
 
 def _crit_chance(ctx: _Ctx) -> float:
     m = ctx.move
-    if ctx.def_ability in ("battlearmor", "shellarmor") or _disguised(ctx):
+    if ctx.def_ability in ("battlearmor", "shellarmor") or _intact_form(ctx):
         return 0.0
     if m.will_crit:
         return 1.0
@@ -1461,6 +1572,8 @@ def _attack_stat(ctx: _Ctx, crit: bool) -> int:
     stat_name = m.offensive_stat or ("atk" if physical else "spa")
     holder = dfn if m.offensive_target else atk
     boost = holder.boosts.get(stat_name, 0) if holder.boosts else 0
+    if ctx.spa_charge and stat_name == "spa" and holder is atk:
+        boost = max(-6, min(6, boost + ctx.spa_charge))
     if m.ignore_offensive or (crit and boost < 0):
         boost = 0
     # Unaware (ModifyBoost): the defender's Unaware ignores the attacker's offensive boosts.
@@ -1571,7 +1684,10 @@ def _defense_stat(ctx: _Ctx, crit: bool) -> int:
     m, atk, dfn = ctx.move, ctx.atk, ctx.dfn
     physical = ctx.category == "Physical"
     stat_name = m.defensive_stat or ("def" if physical else "spd")
-    boost = dfn.boosts.get(stat_name, 0) if dfn.boosts else 0
+    if ctx.def_boost is not None and stat_name == "def":
+        boost = ctx.def_boost  # changed by the earlier hits of this move
+    else:
+        boost = dfn.boosts.get(stat_name, 0) if dfn.boosts else 0
     if m.ignore_defensive or (crit and boost > 0):
         boost = 0
     if ctx.atk_ability == "unaware":
@@ -1861,12 +1977,257 @@ def _zero_result(
     )  # fmt: skip
 
 
+def _holds_at_full_hp(ctx: _Ctx) -> int:
+    """The defender's max HP when Sturdy / Focus Sash would leave it at 1 HP, else 0."""
+    if ctx.def_hp >= ctx.def_max_hp and (
+        ctx.def_item == "focussash" or ctx.def_ability == "sturdy"
+    ):
+        return ctx.def_max_hp
+    return 0
+
+
 def _fixed_result(ctx: _Ctx, damage: int, effectiveness: float) -> DamageResult:
     rolls = (damage,) * 16
     return DamageResult(
         rolls=rolls, crit_rolls=rolls, hits=(1, 1.0), min=damage, max=damage,
         expected=float(damage), effectiveness=effectiveness, approximate=bool(ctx.notes),
         move_type=ctx.mtype, category=ctx.category, notes=tuple(ctx.notes),
+        blocks_ohko_at=_holds_at_full_hp(ctx),
+    )  # fmt: skip
+
+
+def _fixed_damage(ctx: _Ctx, m: _MoveData) -> int | None:
+    """The damage of a move that ignores the formula (None: the formula applies; 0: the
+    move does nothing here)."""
+    mid = m.id
+    if m.ohko:
+        return ctx.def_max_hp
+    if mid in _HALVING_MOVES:
+        return max(1, ctx.def_hp // 2)
+    if mid == "finalgambit":
+        return ctx.atk_hp
+    if mid == "endeavor":
+        return ctx.def_hp - ctx.atk_hp
+    if m.fixed == "level":
+        return ctx.atk.level
+    if isinstance(m.fixed, int) and m.fixed:
+        return m.fixed
+    if mid in _RETURN_MOVES:
+        wanted = _RETURN_MOVES[mid]
+        taken = [hp for hp, kind in ctx.atk.damage_taken_this_turn if not wanted or kind == wanted]
+        if not taken:
+            return 0
+        returned = 2 * taken[-1] if wanted else math.floor(taken[-1] * 1.5)
+        return max(1, returned)
+    return None
+
+
+def _defence_stages(ctx: _Ctx, hits: int) -> list[int] | None:
+    """The defender's Defense stage at each of ``hits`` hits when its ability changes it
+    after every hit (Weak Armor, Stamina, Water Compaction), else None."""
+    ability = ctx.def_ability
+    if ability == "weakarmor" and ctx.category == "Physical":
+        step = -1
+    elif ability == "stamina":
+        step = 1
+    elif ability == "watercompaction" and ctx.mtype == "Water":
+        step = 2
+    else:
+        return None
+    if hits < 2 or _hits_substitute(ctx):
+        return None
+    stage = ctx.dfn.boosts.get("def", 0) if ctx.dfn.boosts else 0
+    stages = [stage]
+    for _ in range(hits - 1):
+        stage = max(-6, min(6, stage + step))
+        stages.append(stage)
+    return stages
+
+
+def _hit_table(
+    ctx: _Ctx, first: int, last: int, type_mod: int, stab: int, can_crit: bool
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """The rolls without and with a crit of hits ``first``..``last`` (hit ``first`` is the
+    first that reaches the target). Later hits are computed again only where something
+    changes: the power (Triple Axel), a resist berry or Multiscale used up, the
+    defender's Defense (Weak Armor)."""
+    rolls, berry = _hit_rolls(ctx, first, False, True, type_mod, stab)
+    crits = _hit_rolls(ctx, first, True, True, type_mod, stab)[0] if can_crit else rolls
+    normal, critical = [rolls], [crits]
+    if last <= first:
+        return normal, critical
+    varying = ctx.move.id in ("tripleaxel", "triplekick")
+    stages = _defence_stages(ctx, last - first + 1)
+    for effect in (ctx.def_ability, ctx.def_item):
+        if effect in _BETWEEN_HITS:
+            ctx.note(f"between hits: {effect}")
+    first_only = berry or (
+        ctx.def_ability in ("multiscale", "shadowshield") and ctx.def_hp >= ctx.def_max_hp
+    )
+    if not (varying or stages or first_only):
+        count = last - first + 1
+        return normal * count, critical * count
+    for index, hit in enumerate(range(first + 1, last + 1), start=1):
+        if index > 1 and not varying and not stages:
+            normal.append(normal[-1])
+            critical.append(critical[-1])
+            continue
+        ctx.def_boost = stages[index] if stages else None
+        rolls = _hit_rolls(ctx, hit, False, False, type_mod, stab)[0]
+        crits = _hit_rolls(ctx, hit, True, False, type_mod, stab)[0] if can_crit else rolls
+        normal.append(rolls)
+        critical.append(crits)
+    ctx.def_boost = None
+    return normal, critical
+
+
+def _result(
+    ctx: _Ctx,
+    dist: tuple[tuple[int, float], ...],
+    normal: list[tuple[int, ...]],
+    critical: list[tuple[int, ...]],
+    crit_chance: float,
+    use_crit: bool,
+    effectiveness: float,
+    *,
+    form_break_hp: int = 0,
+    broken_form: DamageResult | None = None,
+) -> DamageResult:
+    """Totals over hit counts, rolls and crits from the rolls of every hit."""
+    if len(normal) == 1:  # one hit: most moves
+        rolls, crits = normal[0], critical[0]
+        mean = sum(rolls) / 16
+        if crit_chance:
+            mean = (1 - crit_chance) * mean + crit_chance * sum(crits) / 16
+        use = crits if use_crit else rolls
+        return DamageResult(
+            rolls=rolls, crit_rolls=crits, hits=(1, 1.0), min=form_break_hp + min(use),
+            max=form_break_hp + max(use), expected=form_break_hp + mean,
+            effectiveness=effectiveness, approximate=bool(ctx.notes), crit_chance=crit_chance,
+            move_type=ctx.mtype, category=ctx.category, notes=tuple(ctx.notes),
+            blocks_ohko_at=0 if broken_form is not None else _holds_at_full_hp(ctx),
+            form_break_hp=form_break_hp, broken_form=broken_form,
+        )  # fmt: skip
+    max_hits = max(k for k, _ in dist)
+    min_hits = min(k for k, _ in dist)
+    p_reach = [0.0] * (max_hits + 1)
+    for k, p in dist:
+        for h in range(1, k + 1):
+            p_reach[h] += p
+    expected = float(form_break_hp)
+    for h in range(1, max_hits + 1):
+        mean = sum(normal[h - 1]) / 16
+        if crit_chance:
+            mean = (1 - crit_chance) * mean + crit_chance * sum(critical[h - 1]) / 16
+        expected += p_reach[h] * mean
+    use = critical if use_crit else normal
+    low = form_break_hp + sum(min(use[h]) for h in range(min_hits))
+    high = form_break_hp + sum(max(use[h]) for h in range(max_hits))
+    expected_hits = sum(k * p for k, p in dist)
+    typical = max(1, int(expected_hits + 0.5)) if len(dist) > 1 else dist[0][0]
+    return DamageResult(
+        rolls=normal[0],
+        crit_rolls=critical[0],
+        hits=(typical, expected_hits),
+        min=low,
+        max=high,
+        expected=expected,
+        effectiveness=effectiveness,
+        approximate=bool(ctx.notes),
+        crit_chance=crit_chance,
+        hit_distribution=dist,
+        hit_rolls=tuple(normal) if max_hits > 1 else (),
+        hit_crit_rolls=tuple(critical) if max_hits > 1 else (),
+        move_type=ctx.mtype,
+        category=ctx.category,
+        notes=tuple(ctx.notes),
+        blocks_ohko_at=0 if broken_form is not None else _holds_at_full_hp(ctx),
+        form_break_hp=form_break_hp,
+        broken_form=broken_form,
+    )
+
+
+def _can_crit(ctx: _Ctx) -> bool:
+    return ctx.def_ability not in ("battlearmor", "shellarmor")
+
+
+def _crit_terms(
+    ctx: _Ctx, m: _MoveData, crit: bool | None, can_crit: bool
+) -> tuple[float, bool, bool]:
+    """(crit chance, whether min/max use the crit rolls, whether every hit crits)."""
+    if not can_crit:
+        return 0.0, False, False
+    if m.will_crit:  # Frost Breath, Wicked Blow...: a hit without a crit cannot happen
+        return 1.0, True, True
+    chance = _crit_chance(ctx) if crit is None else (1.0 if crit else 0.0)
+    return chance, bool(crit), False
+
+
+def _broken_defender(ctx: _Ctx, form: str, chip: int) -> Combatant:
+    """The defender once its Disguise / Ice Face has broken."""
+    dfn, dex = ctx.dfn, ctx.dex
+    species = ctx.def_species.get("id") or dfn.species
+    table = _DISGUISE_FORMS if form == "disguise" else _ICE_FACE_FORMS
+    broken = table.get(species, "")
+    if broken not in dex.species:  # the data lacks the form: keep the species, drop the ability
+        return dataclasses.replace(dfn, ability="", hp=max(1, dfn.current_hp - chip))
+    stats = dfn.stats
+    if form == "iceface":
+        if dfn.broken_form_stats:
+            stats = dict(dfn.broken_form_stats)
+        else:
+            stats = _estimated_form_stats(dfn, _species_entry(dex, species), dex.species[broken])
+    return dataclasses.replace(
+        dfn, species=broken, stats=stats, hp=max(1, dfn.current_hp - chip), broken_form_stats=None
+    )
+
+
+def _estimated_form_stats(c: Combatant, old: dict[str, Any], new: dict[str, Any]) -> dict[str, int]:
+    """Stats of another form from the current ones, assuming the same investment and a
+    neutral nature (the caller did not give them)."""
+    old_base, new_base = old.get("baseStats") or {}, new.get("baseStats") or {}
+    stats = dict(c.stats)
+    for stat, value in c.stats.items():
+        delta = int(new_base.get(stat, 0)) - int(old_base.get(stat, 0))
+        if stat != "hp" and delta:
+            stats[stat] = max(1, value + 2 * delta * c.level // 100)
+    return stats
+
+
+def _form_blocked(
+    ctx: _Ctx, m: _MoveData, move_id: str, form: str, crit: bool | None, effectiveness: float
+) -> DamageResult:
+    """The use of a move whose first hit an intact Disguise / Ice Face takes."""
+    chip = max(1, ctx.def_max_hp // 8) if form == "disguise" else 0
+    broken_dfn = _broken_defender(ctx, form, chip)
+    broken = _compute(ctx.dex, ctx.atk, broken_dfn, move_id, ctx.fld, crit, ctx.target_moved)
+    estimated = form == "iceface" and not ctx.dfn.broken_form_stats
+    if estimated:
+        broken = dataclasses.replace(
+            broken, approximate=True, notes=(*broken.notes, "eiscue-noice stats estimated")
+        )
+    zeros = (0,) * 16
+    dist = _hit_distribution(ctx, m)
+    max_hits = max(k for k, _ in dist)
+    normal, critical = [zeros], [zeros]
+    crit_chance, use_crit = 0.0, False
+    if max_hits > 1 and broken.max > 0:
+        # Later hits strike the broken form (the first of them uses up berries).
+        if estimated:
+            ctx.note("eiscue-noice stats estimated")
+        bctx, _ = _prepare(ctx.dex, ctx.atk, broken_dfn, move_id, ctx.fld, ctx.target_moved)
+        can_crit = _can_crit(bctx)
+        crit_chance, use_crit, always = _crit_terms(bctx, m, crit, can_crit)
+        later, later_crit = _hit_table(
+            bctx, 2, max_hits, _type_mod_full(bctx), _stab(bctx), can_crit
+        )
+        normal += later_crit if always else later
+        critical += later_crit
+    elif max_hits > 1:
+        normal, critical = [zeros] * max_hits, [zeros] * max_hits
+    return _result(
+        ctx, dist, normal, critical, crit_chance, use_crit, effectiveness,
+        form_break_hp=chip, broken_form=broken,
     )  # fmt: skip
 
 
@@ -1882,118 +2243,30 @@ def _compute(
         return _zero_result(ctx, f"no effect: {why}")
     type_mod = _type_mod_full(ctx)
     effectiveness = 2.0**type_mod
+    form = _intact_form(ctx)
+    if form:
+        return _form_blocked(ctx, m, move_id, form, crit, effectiveness)
 
-    # Fixed damage (no roll, no modifiers).
-    mid = m.id
-    if m.ohko:
-        return _fixed_result(ctx, ctx.def_max_hp, effectiveness)
-    if mid in ("superfang", "ruination"):
-        return _fixed_result(ctx, max(1, ctx.def_hp // 2), effectiveness)
-    if mid == "finalgambit":
-        return _fixed_result(ctx, ctx.atk_hp, effectiveness)
-    if mid == "endeavor":
-        return _fixed_result(ctx, ctx.def_hp - ctx.atk_hp, effectiveness)
-    if m.fixed == "level":
-        return _fixed_result(ctx, atk.level, effectiveness)
-    if isinstance(m.fixed, int) and m.fixed:
-        return _fixed_result(ctx, m.fixed, effectiveness)
-    if mid in _RETURN_MOVES:
-        wanted = _RETURN_MOVES[mid]
-        taken = [hp for hp, kind in atk.damage_taken_this_turn if not wanted or kind == wanted]
-        if not taken:
+    fixed = _fixed_damage(ctx, m)
+    if fixed is not None:
+        if not fixed:
             return _zero_result(ctx, "no effect: no damage to return")
-        returned = 2 * taken[-1] if wanted else math.floor(taken[-1] * 1.5)
-        return _fixed_result(ctx, max(1, returned), effectiveness)
+        return _fixed_result(ctx, fixed, effectiveness)
     if "damageCallback" in m.callbacks:
-        return _zero_result(ctx, f"move {mid}", approximate=True, effectiveness=effectiveness)
+        return _zero_result(ctx, f"move {m.id}", approximate=True, effectiveness=effectiveness)
 
-    disguised = _disguised(ctx)
-    if disguised:
-        type_mod = 0
-        ctx.note("disguise")
     if ctx.def_ability == "terashell" and ctx.def_hp >= ctx.def_max_hp and type_mod >= 0:
         if ctx.def_species.get("name") == "Terapagos-Terastal":
             type_mod = -1
     stab = _stab(ctx)
-    crit_chance = _crit_chance(ctx) if crit is None else (1.0 if crit else 0.0)
-    can_crit = not (ctx.def_ability in ("battlearmor", "shellarmor") or disguised)
+    can_crit = _can_crit(ctx)
+    crit_chance, use_crit, always = _crit_terms(ctx, m, crit, can_crit)
     dist = _hit_distribution(ctx, m)
     max_hits = max(k for k, _ in dist)
-
-    # Per-hit rolls: hit 1, then later hits only where something changes.
-    hit_rolls: list[tuple[int, ...]] = []
-    hit_crit_rolls: list[tuple[int, ...]] = []
-    varying = mid in ("tripleaxel", "triplekick")
-    rolls, berry = _hit_rolls(ctx, 1, False, True, type_mod, stab)
-    crit_rolls = _hit_rolls(ctx, 1, True, True, type_mod, stab)[0] if can_crit else rolls
-    if disguised:
-        rolls = crit_rolls = (0,) * 16
-    hit_rolls.append(rolls)
-    hit_crit_rolls.append(crit_rolls)
-    if max_hits > 1:
-        first_only = berry or (
-            ctx.def_ability in ("multiscale", "shadowshield") and ctx.def_hp >= ctx.def_max_hp
-        )
-        later_state = first_only or disguised
-        if later_state or varying:
-            for hit in range(2, max_hits + 1):
-                if not varying and hit > 2:
-                    hit_rolls.append(hit_rolls[-1])
-                    hit_crit_rolls.append(hit_crit_rolls[-1])
-                    continue
-                r = _hit_rolls(ctx, hit, False, False, 0 if disguised else type_mod, stab)[0]
-                cr = _hit_rolls(ctx, hit, True, False, type_mod, stab)[0] if can_crit else r
-                if disguised:
-                    r = _hit_rolls(ctx, hit, False, False, _type_mod_full(ctx), stab)[0]
-                    cr = r
-                hit_rolls.append(r)
-                hit_crit_rolls.append(cr)
-        else:
-            hit_rolls = [rolls] * max_hits
-            hit_crit_rolls = [crit_rolls] * max_hits
-
-    if not can_crit:
-        crit_chance = 0.0
-    # Expectation over hit counts, rolls and crits.
-    p_reach = [0.0] * (max_hits + 1)
-    for k, p in dist:
-        for h in range(1, k + 1):
-            p_reach[h] += p
-    expected = 0.0
-    for h in range(1, max_hits + 1):
-        mean = sum(hit_rolls[h - 1]) / 16
-        if crit_chance:
-            mean = (1 - crit_chance) * mean + crit_chance * sum(hit_crit_rolls[h - 1]) / 16
-        expected += p_reach[h] * mean
-    min_hits = min(k for k, _ in dist)
-    use = hit_crit_rolls if crit else hit_rolls
-    low = sum(min(use[h]) for h in range(min_hits))
-    high = sum(max(use[h]) for h in range(max_hits))
-    expected_hits = sum(k * p for k, p in dist)
-    typical = max(1, int(expected_hits + 0.5)) if len(dist) > 1 else dist[0][0]
-    blocks = 0
-    if ctx.def_hp >= ctx.def_max_hp and (
-        ctx.def_item == "focussash" or ctx.def_ability == "sturdy"
-    ):
-        blocks = ctx.def_max_hp
-    return DamageResult(
-        rolls=rolls,
-        crit_rolls=crit_rolls,
-        hits=(typical, expected_hits),
-        min=low,
-        max=high,
-        expected=expected,
-        effectiveness=effectiveness,
-        approximate=bool(ctx.notes),
-        crit_chance=crit_chance,
-        hit_distribution=dist,
-        hit_rolls=tuple(hit_rolls) if max_hits > 1 else (),
-        hit_crit_rolls=tuple(hit_crit_rolls) if max_hits > 1 else (),
-        move_type=ctx.mtype,
-        category=ctx.category,
-        notes=tuple(ctx.notes),
-        blocks_ohko_at=blocks,
-    )
+    normal, critical = _hit_table(ctx, 1, max_hits, type_mod, stab, can_crit)
+    if always:
+        normal = critical
+    return _result(ctx, dist, normal, critical, crit_chance, use_crit, effectiveness)
 
 
 # ------------------------------------------------------------------ public API

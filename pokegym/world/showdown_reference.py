@@ -2,9 +2,11 @@
 
 The simulator bridge's ``damage`` command builds a fresh battle with one Pokémon a
 side, applies the state given here (HP, boosts, status, Tera, weather, terrain,
-screens), prepares the move as Showdown's ``useMove`` does and calls Showdown's
-``getDamage`` once per damage roll with the roll (and the critical hit) forced. What
-comes back is therefore Showdown's arithmetic, not a re-implementation of it.
+screens), prepares the move as Showdown's ``useMove`` does, runs the checks of
+Showdown's ``trySpreadMoveHit`` (the move's Try and PrepareHit, TryHit, immunities, the
+move's TryImmunity, the OHKO rules) and calls Showdown's ``getDamage`` once per damage
+roll with the roll (and the critical hit) forced. What comes back is therefore
+Showdown's arithmetic, not a re-implementation of it.
 """
 
 from __future__ import annotations
@@ -55,12 +57,18 @@ def showdown_damage(
     ``options`` follows the bridge's ``damage`` command (see ``js/sim_bridge.js``):
     ``{"attacker": {...}, "defender": {...}, "weather": "sunnyday", "terrain": ...,
     "gravity": bool, "reflect": bool, "lightScreen": bool, "auroraVeil": bool,
-    "hit": n}``, a side's state being ``{"hp", "boosts", "status", "tera",
-    "itemRemoved", "volatiles", "activeTurns", "newlySwitched", "timesAttacked",
-    "fainted"}``.
+    "hit": n, "priorHits": bool, "chargeTurn": bool, "damageEvent": bool}``, a side's
+    state being ``{"hp", "boosts", "status", "tera", "itemRemoved", "volatiles",
+    "activeTurns", "newlySwitched", "timesAttacked", "fainted"}``. ``priorHits`` plays
+    hits 1..n-1 of a multi-hit move for real first (Weak Armor, a Disguise breaking),
+    ``chargeTurn`` runs a charging move's first turn first (Meteor Beam's +1 Special
+    Attack), ``damageEvent`` passes each roll through the target's Damage event
+    (Disguise, Sturdy, Focus Sash).
 
     Returns ``{"rolls": [16 ints or None], "critRolls": [...], "type", "category",
-    "immune", "basePower"}``.
+    "immune", "fail", "basePower", "priorDamage", "defender"}``: ``critRolls`` are the
+    numbers of a hit that crits when it can; ``fail`` names the check that stopped the
+    move; ``defender`` (species, hp, maxhp, boosts) is the target just before the hit.
     """
     request = DamageRequest(attacker, defender, move, gen=gen, options=options or {})
     return showdown_damage_many([request], simulator=simulator)[0]

@@ -240,18 +240,50 @@ function applyPokemonState(battle, pokemon, state) {
 }
 
 /**
+ * The first of `trySpreadMoveHit`'s checks (and spreadMoveHit's TryHit of the move) that
+ * stops `move` from `attacker` on `defender`, by name, or '' when the move hits.
+ */
+function firstFailure(battle, attacker, defender, move) {
+  if (!battle.singleEvent('Try', move, null, attacker, defender, move)) return 'try';
+  if (!battle.singleEvent('PrepareHit', move, {}, defender, attacker, move)) return 'prepareHit';
+  if (!battle.runEvent('PrepareHit', attacker, defender, move)) return 'prepareHit';
+  if (!battle.runEvent('TryHit', defender, attacker, move)) return 'tryHit';
+  if (!defender.runImmunity(move)) return 'type';
+  if (move.flags['powder'] && !battle.dex.getImmunity('powder', defender)) return 'powder';
+  if (!battle.singleEvent('TryImmunity', move, {}, defender, attacker, move)) return 'tryImmunity';
+  if (move.ohko && (defender.volatiles['dynamax'] || attacker.level < defender.level ||
+      (move.ohko !== true && defender.hasType(move.ohko)))) {
+    return 'ohko';
+  }
+  if (!battle.singleEvent('TryHit', move, {}, defender, attacker, move)) return 'moveTryHit';
+  return '';
+}
+
+/**
  * Showdown's damage for one hit of `moveId` from `attackerSet` (p1) on `defenderSet` (p2),
  * computed by Showdown itself: a fresh battle of `formatid` with one Pokémon a side, the
  * state in `options` applied, the move prepared as `useMove` prepares it (ModifyType,
- * ModifyMove), its TryHit immunities checked, then `battle.actions.getDamage` called once
- * per damage roll with the roll forced (and the crit forced through `move.willCrit`).
+ * ModifyMove), then the checks of `trySpreadMoveHit` in its order (the move's Try,
+ * PrepareHit — Fling's power, Protean's type change —, TryHit, type immunity, powder,
+ * the move's TryImmunity, the OHKO rules), then `battle.actions.getDamage` called once
+ * per damage roll with the roll forced and the crit forced through `move.willCrit`
+ * (`critRolls` are the numbers of a hit that crits if it can: CriticalHit handlers such
+ * as Battle Armor still veto it; `rolls` force no crit, even for moves that always crit).
  *
  * options: {attacker: state, defender: state, weather, terrain, gravity, trickRoom,
- *           reflect, lightScreen, auroraVeil (on the defender's side), hit (move.hit)}
+ *           reflect, lightScreen, auroraVeil (on the defender's side), hit (move.hit),
+ *           priorHits (with hit n: first play hits 1..n-1 for real, each through
+ *           spreadMoveHit without a crit and with the move's DamagingHit and Update
+ *           effects: Weak Armor, Disguise breaking...), chargeTurn (first run the move's
+ *           own TryMove as on the turn it is chosen: Meteor Beam's +1 SpA, then the
+ *           turn it hits if it charged), damageEvent (pass each roll through the
+ *           target's Damage event: Disguise, Sturdy, Focus Sash)}
  * state:   {hp, boosts, status, tera, itemRemoved, volatiles: {id: bestStat}, activeTurns,
  *           newlySwitched, timesAttacked, fainted (allies fainted)}
- * Returns {rolls: [16], critRolls: [16], type, category, basePower, immune, log}: a roll
- * is Showdown's getDamage result (a number, or null when the move fails / does no damage).
+ * Returns {rolls: [16], critRolls: [16], type, category, basePower, immune, fail,
+ * priorDamage, defender: {species, hp, maxhp, boosts}}: a roll is Showdown's damage (a
+ * number, or null when the move fails / does no damage); `fail` names the check that
+ * stopped the move; `defender` is the target just before the hit asked about.
  */
 function damageReference(formatid, attackerSet, defenderSet, moveId, options) {
   options = options || {};
@@ -278,25 +310,40 @@ function damageReference(formatid, attackerSet, defenderSet, moveId, options) {
 
   let move = battle.dex.getActiveMove(moveId);
   battle.setActiveMove(move, attacker, defender);
+  if (options.chargeTurn) {
+    // The turn the move is chosen; a move that charged hits on the next one.
+    const charged = battle.singleEvent('TryMove', move, null, attacker, defender, move);
+    if (charged === null) battle.singleEvent('TryMove', move, null, attacker, defender, move);
+  }
   battle.singleEvent('ModifyType', move, null, attacker, defender, move, move);
   battle.singleEvent('ModifyMove', move, null, attacker, defender, move, move);
   move = battle.runEvent('ModifyType', attacker, defender, move, move);
   move = battle.runEvent('ModifyMove', attacker, defender, move, move);
-  move.hit = options.hit || 1;
+  move.hit = 1;
   if (move.ignoreImmunity === undefined) move.ignoreImmunity = move.category === 'Status';
-  const out = {type: move.type, category: move.category, immune: false, rolls: [], critRolls: []};
-  // hitStepTryHitEvent (absorbing abilities...), then spreadMoveHit's own TryHit of the
-  // move (Brick Break removing screens...), then the type immunity getDamage checks too.
-  let tryHit = battle.runEvent('TryHit', defender, attacker, move);
-  if (tryHit) tryHit = battle.singleEvent('TryHit', move, {}, defender, attacker, move);
-  if (!tryHit || !defender.runImmunity(move)) {
+  const out = {type: move.type, category: move.category, immune: false, fail: '', rolls: [],
+    critRolls: [], priorDamage: []};
+  const fail = firstFailure(battle, attacker, defender, move);
+  if (fail) {
     out.immune = true;
+    out.fail = fail;
     for (let i = 0; i < 16; i++) {
       out.rolls.push(0);
       out.critRolls.push(0);
     }
     return out;
   }
+  for (let hit = 1; options.priorHits && hit < (options.hit || 1); hit++) {
+    move.hit = hit;
+    const earlier = Object.assign(Object.create(Object.getPrototypeOf(move)), move);
+    earlier.willCrit = move.willCrit || false;
+    const [damage] = battle.actions.spreadMoveHit([defender], attacker, earlier);
+    out.priorDamage.push(typeof damage[0] === 'number' ? damage[0] : null);
+    battle.eachEvent('Update');
+  }
+  move.hit = options.hit || 1;
+  out.defender = {species: defender.species.id, hp: defender.hp, maxhp: defender.maxhp,
+    boosts: Object.assign({}, defender.boosts)};
   // Effects that are used up by a hit (resist berries, Gems...) are restored
   // between the forced calls, so every roll sees the same starting state.
   const saved = [attacker, defender].map((p) => ({
@@ -319,11 +366,20 @@ function damageReference(formatid, attackerSet, defenderSet, moveId, options) {
       let damage;
       try {
         damage = battle.actions.getDamage(attacker, defender, active, true);
+        if (options.damageEvent && typeof damage === 'number') {
+          damage = battle.runEvent('Damage', defender, attacker, active, damage, true);
+        }
       } finally {
         battle.random = random;
       }
       (crit ? out.critRolls : out.rolls).push(typeof damage === 'number' ? damage : null);
     }
+  }
+  for (const s of saved) {
+    s.pokemon.item = s.item;
+    s.pokemon.itemState = Object.assign({}, s.itemState);
+    s.pokemon.abilityState = Object.assign({}, s.abilityState);
+    s.pokemon.hp = s.hp;
   }
   out.basePower = move.basePower;
   return out;
