@@ -317,3 +317,32 @@ def test_ko_rule_knocks_out_when_most_outcomes_do(dex):
     target.hp = max(result.crit_rolls) - 1
     assert 0.8 * result.ko_chance(math.ceil(target.hp)) < 0.5
     assert ruled.step(state, move, STAY).sides[1].mons[0].hp > 0
+
+
+# ----------------------------------------------------------- Disguise / Ice Face
+@pytest.mark.parametrize("mode", ["expected", "sample"])
+def test_disguise_takes_the_first_hit_then_breaks(dex, mode):
+    model = TransitionModel(dex, mode=mode)
+    rng = np.random.default_rng(0) if mode == "sample" else None
+    attacker = make_mon(dex, "garchomp", ("earthquake",))
+    mimikyu = make_mon(dex, "mimikyu", ("splash",), ability="disguise")
+    state = make_state([attacker], [mimikyu])
+    first = model.step(state, ("move", "earthquake", False), STAY, rng=rng)
+    target = first.sides[1].active_mon
+    assert target.species == "mimikyubusted"
+    # The broken disguise costs an eighth of its HP, not the hit.
+    assert target.hp == pytest.approx(mimikyu.max_hp * 7 / 8, abs=1.0)
+    second = model.step(first, ("move", "earthquake", False), STAY, rng=rng)
+    assert second.sides[1].active_mon.hp < target.hp - mimikyu.max_hp / 4
+
+
+def test_ice_face_blocks_one_physical_hit_then_eiscue_is_faster(dex, model):
+    attacker = make_mon(dex, "garchomp", ("earthquake",))
+    eiscue = make_mon(dex, "eiscue", ("splash",), ability="iceface")
+    state = make_state([attacker], [eiscue])
+    first = model.step(state, ("move", "earthquake", False), STAY)
+    noice = first.sides[1].active_mon
+    assert noice.species == "eiscuenoice"
+    assert noice.hp == eiscue.hp  # Ice Face took the whole hit
+    assert noice.stats[5] > eiscue.stats[5]  # Noice Face: base Speed 130 instead of 50
+    assert model.step(first, ("move", "earthquake", False), STAY).sides[1].active_mon.hp < noice.hp

@@ -2182,6 +2182,21 @@ def _broken_defender(ctx: _Ctx, form: str, chip: int) -> Combatant:
     )
 
 
+def broken_form(
+    dex: Dex, species: str, stats: dict[str, int], level: int = 100
+) -> tuple[str, dict[str, int]]:
+    """The species id and stats of a Pokémon once its Disguise or Ice Face has broken
+    (Mimikyu-Busted keeps its stats; Eiscue-Noice's are estimated from Eiscue's with the
+    same investment). ``("", stats)`` when ``species`` has no such form in the data."""
+    broken = _DISGUISE_FORMS.get(species) or _ICE_FACE_FORMS.get(species, "")
+    if broken not in dex.species:
+        return "", stats
+    if species in _ICE_FACE_FORMS:
+        probe = Combatant(species=species, level=level, types=(), stats=dict(stats))
+        stats = _estimated_form_stats(probe, _species_entry(dex, species), dex.species[broken])
+    return broken, stats
+
+
 def _estimated_form_stats(c: Combatant, old: dict[str, Any], new: dict[str, Any]) -> dict[str, int]:
     """Stats of another form from the current ones, assuming the same investment and a
     neutral nature (the caller did not give them)."""

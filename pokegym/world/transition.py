@@ -543,9 +543,10 @@ class TransitionModel:
             result = self.damage(s, side, move_id)
             if result is None:
                 return outcome
+            broken = getattr(result, "broken_form", None) is not None
             if self.mode == "expected":
                 dealt = min(max(target.hp, 0.0), result.expected * hit_chance)
-                hit = hit_chance >= 0.5 and result.max > 0
+                hit = hit_chance >= 0.5 and (result.max > 0 or broken)
                 if self.ko_rule and target.hp > 0 and result.max > 0:
                     if hit_chance * result.ko_chance(math.ceil(target.hp)) >= 0.5:
                         dealt = target.hp
@@ -557,11 +558,13 @@ class TransitionModel:
                 if hit:
                     dealt = float(self._sample_damage(result, rng))
                     dealt = min(max(target.hp, 0.0), dealt)
-            if result.max <= 0:
+            if result.max <= 0 and not broken:
                 return outcome  # immune
             if target.ability == "sturdy" and target.hp >= target.max_hp and dealt >= target.hp:
                 dealt = target.hp - 1
             target.hp -= dealt
+            if broken and hit and target.hp > 0:
+                self._break_form(target)
             if move_id == "knockoff" and hit and target.item and target.hp > 0:
                 target.item = ""
             self._after_damage(s, side, user, target, info, dealt, hit, rng, outcome)
@@ -579,6 +582,17 @@ class TransitionModel:
             return outcome
         self._status_move(s, side, move_id, info, rng, outcome)
         return outcome
+
+    def _break_form(self, mon: MonState) -> None:
+        """Disguise / Ice Face took a hit: the Pokémon takes its broken form."""
+        names = ("hp", "atk", "def", "spa", "spd", "spe")
+        species, stats = damage_calc.broken_form(
+            self.dex, mon.species, dict(zip(names, mon.stats, strict=True)), mon.level
+        )
+        if species:
+            mon.species = species
+            mon.stats = tuple(int(stats[n]) for n in names)  # type: ignore[assignment]
+            mon.types = tuple(self.dex.species[species]["types"])
 
     def accuracy(
         self, s: BattleState, user: MonState, target: MonState, entry: dict[str, Any]
@@ -722,7 +736,7 @@ class TransitionModel:
         hit_info = getattr(result, "hits", None)
         if isinstance(hit_info, tuple) and hit_info and isinstance(hit_info[0], int):
             hits = max(1, int(hit_info[0]))
-        total = 0
+        total = int(getattr(result, "form_break_hp", 0))  # a Disguise breaking
         crit_rolls = getattr(result, "crit_rolls", rolls) or rolls
         for _ in range(hits):
             pool = crit_rolls if rng.random() < 1 / 24 else rolls
