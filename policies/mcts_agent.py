@@ -14,12 +14,14 @@ Leaves are scored by the hand-written evaluator (``evaluator=heuristic``) or by 
 distilled value network (``evaluator=network``, the shipped checkpoint unless
 ``checkpoint=`` names another). ``chance=sampled`` draws each turn's random events
 (misses, critical hits, secondary effects, speed ties) instead of the world model's
-expected turn. ``prior=abyssal`` gives the rule-based agent's choice a share of the
-prior at the root (PUCT); ``prior=none`` uses plain UCB1 everywhere.
+expected turn. ``prior=heuristic`` steers every node's first visits by the damage each
+move does (PUCT, :class:`HeuristicPrior`); ``anchor=abyssal`` gives the rule-based
+agent's choice a share of the root prior; with neither, selection is plain UCB1.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Hashable, Sequence
 from pathlib import Path
@@ -40,7 +42,8 @@ from policies.search import HeuristicEvaluator, legal_actions, state_key, termin
 
 EVALUATORS = ("heuristic", "network")
 CHANCE_MODES = ("expected", "sampled")
-PRIORS = ("none", "abyssal")
+PRIORS = ("none", "heuristic")
+ANCHORS = ("none", "abyssal")
 # Seconds kept in hand before a decision's deadline for building and sending the order.
 DEADLINE_MARGIN = 0.05
 
@@ -66,21 +69,96 @@ class WorldGame:
         return terminal_value(state)
 
 
-class RootPrior:
-    """A prior at the root only: ``share`` on one favoured action of side 0, the rest
-    spread evenly; uniform everywhere else."""
+class HeuristicPrior:
+    """A prior over a side's actions from one look at the damage each move does now.
 
-    def __init__(self, root: BattleState, favoured: Action | None, share: float):
-        self.root = root
+    An attack scores the share of the target's HP it takes (expected, misses counted;
+    1 for a likely KO, plus ``ko_bonus``); a status move ``status_score``; a switch
+    ``switch_score``. A Terastallized variant scores ``tera_factor`` times its plain
+    move (Tera is a one-time choice: searched when its value shows, not first). The
+    prior is a softmax of the scores at ``temperature``.
+    """
+
+    def __init__(
+        self,
+        model: TransitionModel,
+        temperature: float = 0.25,
+        status_score: float = 0.3,
+        switch_score: float = 0.2,
+        ko_bonus: float = 0.5,
+        tera_factor: float = 0.5,
+    ):
+        self.model = model
+        self.temperature = temperature
+        self.status_score = status_score
+        self.switch_score = switch_score
+        self.ko_bonus = ko_bonus
+        self.tera_factor = tera_factor
+
+    def scores(self, state: BattleState, side: int, actions: list[Action]) -> list[float]:
+        model = self.model
+        user = state.sides[side].active_mon
+        target = state.sides[1 - side].active_mon
+        moves = [a[1] for a in actions if a[0] == "move"]
+        damage: dict[str, float] = {}
+        if moves and user.hp > 0 and target.hp > 0:
+            attacks = []
+            for move in dict.fromkeys(moves):
+                info = model.move_info(move)
+                if info is not None and info.category != "Status":
+                    attacks.append(move)
+            for move, result in zip(attacks, model.damages(state, side, attacks), strict=True):
+                if result is None:
+                    damage[move] = 0.0
+                    continue
+                info = model.move_info(move)
+                hit = model.hit_chance(state, user, target, info) if info is not None else 1.0
+                share = result.expected * hit / max(1.0, target.hp)
+                damage[move] = min(1.0, share) + (self.ko_bonus if share * hit >= 1.0 else 0.0)
+        out = []
+        for kind, arg, tera in actions:
+            if kind == "move":
+                score = damage.get(arg, self.status_score)
+                out.append(score * self.tera_factor if tera else score)
+            elif kind == "switch":
+                out.append(self.switch_score)
+            else:
+                out.append(0.0)
+        return out
+
+    def prior(self, state: BattleState, side: int, actions: list[Action]) -> list[float]:
+        if len(actions) == 1:
+            return [1.0]
+        scores = self.scores(state, side, actions)
+        top = max(scores)
+        weights = [math.exp((v - top) / self.temperature) for v in scores]
+        total = sum(weights)
+        return [w / total for w in weights]
+
+
+class AnchoredPrior:
+    """The base prior (uniform without one) with ``share`` of the mass moved onto one
+    favoured action of side 0 at each root state (the rule-based agent's choice)."""
+
+    def __init__(
+        self,
+        base: HeuristicPrior | None,
+        roots: Sequence[BattleState],
+        favoured: Action | None,
+        share: float,
+    ):
+        self.base = base
+        self.roots = {id(s) for s in roots}
         self.favoured = favoured
         self.share = share
 
     def prior(self, state: BattleState, side: int, actions: list[Action]) -> list[float]:
         n = len(actions)
-        if side != 0 or state is not self.root or self.favoured not in actions or n == 1:
-            return [1.0 / n] * n
-        rest = (1.0 - self.share) / (n - 1)
-        return [self.share if a == self.favoured else rest for a in actions]
+        probs = self.base.prior(state, side, actions) if self.base is not None else [1.0 / n] * n
+        if side == 0 and n > 1 and id(state) in self.roots and self.favoured in actions:
+            probs = [(1.0 - self.share) * p for p in probs]
+            probs[actions.index(self.favoured)] += self.share
+        return probs
 
 
 class MCTSPolicy(Policy):
@@ -97,8 +175,11 @@ class MCTSPolicy(Policy):
         exploration: UCB1's ``c`` (``exp3``: the share of uniform exploration).
         max_turns: depth below the root (in turns) at which states are evaluated.
         chance: ``expected`` (the world model's expected turn) or ``sampled``.
-        prior: ``none`` or ``abyssal`` (the rules' choice gets ``prior_share`` of the
-            root prior; PUCT).
+        prior: ``heuristic`` (:class:`HeuristicPrior` at every node; PUCT) or ``none``
+            (UCB1, unless an anchor is set).
+        prior_weight: scale of PUCT's prior term.
+        anchor: ``abyssal``: the rule-based agent's choice gets ``anchor_share`` of the
+            root prior (PUCT), or ``none``.
         tera: allow Terastallization among our root actions.
     """
 
@@ -117,8 +198,9 @@ class MCTSPolicy(Policy):
         max_turns: int = 6,
         chance: str = "expected",
         prior: str = "none",
-        prior_share: float = 0.5,
         prior_weight: float = 1.0,
+        anchor: str = "none",
+        anchor_share: float = 0.5,
         tera: bool = True,
     ):
         super().__init__(seed)
@@ -134,8 +216,10 @@ class MCTSPolicy(Policy):
             raise ValueError(f"chance is one of {', '.join(CHANCE_MODES)}, not {chance!r}")
         if prior not in PRIORS:
             raise ValueError(f"prior is one of {', '.join(PRIORS)}, not {prior!r}")
-        if not 0.0 < float(prior_share) < 1.0:
-            raise ValueError("prior_share is the favoured action's prior, in (0, 1)")
+        if anchor not in ANCHORS:
+            raise ValueError(f"anchor is one of {', '.join(ANCHORS)}, not {anchor!r}")
+        if not 0.0 < float(anchor_share) < 1.0:
+            raise ValueError("anchor_share is the anchor's share of the root prior, in (0, 1)")
         self.config = SearchConfig(selection=str(selection), exploration=float(exploration),
                                    max_turns=int(max_turns), chance=chance == "sampled",
                                    prior_weight=float(prior_weight))  # fmt: skip
@@ -145,7 +229,8 @@ class MCTSPolicy(Policy):
         self.evaluator_name = evaluator
         self.chance = chance
         self.prior_name = prior
-        self.prior_share = float(prior_share)
+        self.anchor_name = anchor
+        self.anchor_share = float(anchor_share)
         self.tera = bool(tera)
         self.network: Any = None
         if evaluator == "network":
@@ -159,7 +244,7 @@ class MCTSPolicy(Policy):
                 )
             self.network = load_checkpoint(folder)
         self._anchor = None
-        if prior == "abyssal":
+        if anchor == "abyssal":
             from policies.abyssal import AbyssalPolicy
 
             self._anchor = AbyssalPolicy(seed)
@@ -228,9 +313,10 @@ class MCTSPolicy(Policy):
     ) -> RootStats:
         """The root statistics of one tree per state, our root actions fixed to ``ours``."""
         game = _RootActions(game, states, ours)
+        base = HeuristicPrior(game.game.model) if self.prior_name == "heuristic" else None
         prior = None
-        if favoured is not None:
-            prior = _Priors([RootPrior(s, favoured, self.prior_share) for s in states])
+        if base is not None or favoured is not None:
+            prior = AnchoredPrior(base, states, favoured, self.anchor_share)
         search = SMMCTS(game, evaluator, self.config, prior=prior,
                         outcome_key=state_key if self.config.chance else None)  # fmt: skip
         if self.iterations:
@@ -266,20 +352,6 @@ class _RootActions:
 
     def terminal_value(self, state: BattleState) -> float | None:
         return self.game.terminal_value(state)
-
-
-class _Priors:
-    """Dispatches to the :class:`RootPrior` of the tree a state belongs to."""
-
-    def __init__(self, priors: list[RootPrior]):
-        self.priors = priors
-
-    def prior(self, state: BattleState, side: int, actions: list[Action]) -> list[float]:
-        for p in self.priors:
-            if state is p.root:
-                return p.prior(state, side, actions)
-        n = len(actions)
-        return [1.0 / n] * n
 
 
 def outcome_key(state: BattleState) -> Hashable:
