@@ -364,26 +364,26 @@ class _Slot:
     replay: str | None = None
 
 
+class ArenaConfigError(PokegymError, ValueError):
+    """A tournament's configuration cannot be played (agents, pairs, battle counts)."""
+
+
 class Arena:
     """Runs an :class:`ArenaConfig` (see the module docstring)."""
 
     def __init__(self, config: ArenaConfig):
         if len(config.agents) < 2:
-            raise PokegymError("A tournament needs at least two agents.")
+            raise ArenaConfigError("A tournament needs at least two agents.")
         names = [parse_agent_spec(spec)[0] for spec in config.agents]
         if len(set(names)) != len(names):
-            raise ValueError(f"Agent names must be unique, got {names}.")
+            raise ArenaConfigError(f"Agent names must be unique, got {names}.")
         if config.battles_per_pair < 1:
-            raise ValueError("battles_per_pair must be at least 1")
+            raise ArenaConfigError("battles_per_pair must be at least 1")
         self.config = config
         self.specs = dict(zip(names, config.agents, strict=True))
         for spec in config.agents:
             make_agent(spec)  # fail early on unknown names or bad options
-        pairs = config.pairs or list(itertools.combinations(names, 2))
-        for a, b in pairs:
-            if a not in self.specs or b not in self.specs:
-                raise ValueError(f"Pair ({a}, {b}) names an agent that is not in {names}.")
-        self.pairs = [tuple(pair) for pair in pairs]
+        self.pairs = _check_pairs(config.pairs, names)
         self.simulators = [Simulator() for _ in range(max(1, config.simulators))]
         try:
             for sim in self.simulators:
@@ -597,6 +597,34 @@ class Arena:
         return record
 
 
+def _check_pairs(
+    pairs: list[tuple[str, str]] | None, names: list[str]
+) -> list[tuple[str, str]]:
+    """The pairs to play: the given ones, checked against the agents, or a round robin."""
+    if pairs is None:
+        return list(itertools.combinations(names, 2))
+    if not pairs:
+        raise ArenaConfigError("pairs is empty; give at least one pair or None (round robin).")
+    checked: list[tuple[str, str]] = []
+    for pair in pairs:
+        if isinstance(pair, str) or len(pair) != 2:
+            raise ArenaConfigError(f"--pairs: {pair!r} is not a pair of agent names (a:b).")
+        a, b = pair
+        for name in (a, b):
+            if name not in names:
+                raise ArenaConfigError(
+                    f"--pairs: no agent named {name!r} in this tournament (agents: "
+                    f"{', '.join(names)}); pairs use the names without options."
+                )
+        if a == b:
+            raise ArenaConfigError(
+                f"--pairs: {a}:{b} pits {a} against itself; the arena's records are by name, "
+                "so a pair needs two different agents."
+            )
+        checked.append((a, b))
+    return checked
+
+
 def _stable_hash(text: str) -> int:
     value = 0
     for char in text.encode():
@@ -614,6 +642,7 @@ def run_arena(
 __all__ = [
     "Arena",
     "ArenaConfig",
+    "ArenaConfigError",
     "ArenaResult",
     "BattleRecord",
     "run_arena",

@@ -118,15 +118,37 @@ def split_agent_specs(text: str) -> list[str]:
     return specs
 
 
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """``a:b,a:c`` -> ``[("a", "b"), ("a", "c")]`` (agent names, checked by the arena).
+
+    Raises:
+        ArenaConfigError: an entry is not two names joined by ``:``.
+    """
+    from pokegym.arena import ArenaConfigError
+
+    pairs: list[tuple[str, str]] = []
+    for token in (t.strip() for t in text.split(",")):
+        if not token:
+            continue
+        names = [name.strip() for name in token.split(":")]
+        if len(names) != 2 or not all(names):
+            raise ArenaConfigError(
+                f"--pairs: {token!r} is not a pair; write each pair as two agent names joined "
+                "by a colon, pairs separated by commas (a:b,a:c)."
+            )
+        pairs.append((names[0], names[1]))
+    if not pairs:
+        raise ArenaConfigError(f"--pairs {text!r} names no pair; write them as a:b,a:c.")
+    return pairs
+
+
 def _compare(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from pokegym.arena import Arena, ArenaConfig
 
     agents = split_agent_specs(args.agents)
-    pairs = None
-    if args.pairs:
-        pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",")]
+    pairs = parse_pairs(args.pairs) if args.pairs is not None else None
     config = ArenaConfig(
         agents=agents,
         battle_format=args.format,

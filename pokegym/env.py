@@ -226,7 +226,9 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
     ## Action space
     ``Discrete(15)``: 0-3 move slots, 4-7 the same moves with Terastallization
     (gen 9) or Dynamax (gen 8), 8-13 switch to team slot 1-6 (at Team Preview:
-    lead with it), 14 wait (never legal here). Illegal actions raise
+    lead with it), 14 wait (never legal here). An action is an integer of any integer
+    type, or a whole-number float such as ``3.0``; bools, other floats (``inf``, ``nan``,
+    ``1.5``) and non-numbers are refused like illegal actions. Illegal actions raise
     :class:`~pokegym.errors.IllegalActionError` (a ``ValueError``) naming the
     legal ones; nothing is sent and the battle is unchanged. ``action_masks()``
     serves sb3-contrib's MaskablePPO.

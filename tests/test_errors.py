@@ -113,6 +113,24 @@ def test_unreadable_teams():
         validate_team("Not A Pokemon\n- Splash\n", "gen9ou")
 
 
+def test_a_team_file_that_is_not_utf8_is_an_invalid_team(tmp_path, rain_team):
+    """A team saved in another encoding (here UTF-16, as some editors on Windows do) is
+    one clear InvalidTeamError naming the file, also inside a folder of teams."""
+    from pokegym.teams import TeamPool, load_team
+
+    bad = tmp_path / "utf16.txt"
+    bad.write_bytes(rain_team.encode("utf-16"))
+    with pytest.raises(InvalidTeamError, match=r"utf16\.txt.*UTF-8"):
+        load_team(bad)
+    with pytest.raises(InvalidTeamError, match=r"utf16\.txt.*UTF-8"):
+        load_team(str(bad))
+    (tmp_path / "good.txt").write_text(rain_team)
+    with pytest.raises(InvalidTeamError, match=r"utf16\.txt.*UTF-8"):
+        TeamPool.from_sources([tmp_path], "gen9ou")
+    with pytest.raises(InvalidTeamError, match=r"utf16\.txt"):
+        ShowdownEnv("gen9ou", team=bad)
+
+
 def test_empty_team_string_is_an_empty_team(tmp_path, monkeypatch, rain_team):
     """``team=""`` is an empty team, not "every .txt file in the current directory"."""
     (tmp_path / "notes.txt").write_text(rain_team)
