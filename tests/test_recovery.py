@@ -12,6 +12,7 @@ from helpers import play_episode
 
 from pokegym.env import ShowdownEnv
 from pokegym.errors import BattleTimeoutError, SimulatorError
+from pokegym.showdown.simulator import shared_simulator
 from pokegym.vector import ShowdownVectorEnv
 
 
@@ -165,3 +166,56 @@ def test_vector_env_recovers_from_a_killed_simulator():
         assert env.observation_space.contains(obs)
     finally:
         env.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("own_simulator", [False, True], ids=["shared", "own"])
+def test_the_env_timeout_applies_on_the_sim_backend(private_simulator, own_simulator):
+    """``timeout=`` bounds every answer of the battle's simulator, the process-wide one
+    included (it used to keep its own 60 s): a frozen simulator ends the step with
+    BattleTimeoutError quoting the env's limit, and every later step() repeats that error
+    instead of reporting a battle out of sync."""
+    # Warm the simulator with a normal limit: a cold process loads Showdown's data first.
+    sim = private_simulator(timeout=60) if own_simulator else shared_simulator()
+    warm = ShowdownEnv("gen9randombattle", simulator=sim)
+    warm.reset(seed=4)
+    warm.close()
+    env = ShowdownEnv("gen9randombattle", timeout=3, simulator=sim if own_simulator else None)
+    obs, _ = env.reset(seed=4)
+    frozen = sim.pid
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        with pytest.raises(BattleTimeoutError, match="within 3 s") as first:
+            env.step(first_legal(obs))
+        assert not pid_alive(frozen)
+        for _ in range(2):
+            with pytest.raises(BattleTimeoutError, match=r"within 3 s.*reset") as again:
+                env.step(first_legal(obs))
+            assert str(first.value) in str(again.value)
+    finally:
+        if sim.pid == frozen:
+            os.kill(frozen, signal.SIGCONT)
+    obs, info = env.reset(seed=4)
+    assert sim.pid != frozen and info["turn"] == 1
+    env.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_lost_battle_repeats_its_error_in_the_two_player_env(private_simulator):
+    from pokegym.parallel_env import ShowdownParallelEnv
+
+    sim = private_simulator(timeout=60)
+    env = ShowdownParallelEnv("gen9randombattle", simulator=sim, timeout=3)
+    observations, _ = env.reset(seed=6)
+    actions = {agent: first_legal(observations[agent]) for agent in env.agents}
+    frozen = sim.pid
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        with pytest.raises(BattleTimeoutError, match="within 3 s"):
+            env.step(actions)
+        with pytest.raises(BattleTimeoutError, match=r"within 3 s.*reset"):
+            env.step(actions)
+    finally:
+        if sim.pid == frozen:
+            os.kill(frozen, signal.SIGCONT)
+    env.close()
