@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 
@@ -285,11 +284,11 @@ def test_port_in_use_by_a_bound_socket():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
         holder.bind(("127.0.0.1", 0))
         port = holder.getsockname()[1]
+        # A start that waited for the server to answer would end, after the startup
+        # timeout, in a plain ServerError; the port is recognised as taken instead.
         server = LocalServer(port=port, startup_timeout=8)
-        started = time.monotonic()
         try:
             with pytest.raises(PortInUseError, match=str(port)):
                 server.start()
         finally:
             server.stop()
-        assert time.monotonic() - started < 6
