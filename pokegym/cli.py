@@ -1,7 +1,7 @@
 """The ``pokegym`` command line.
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
-pokegym compare --agents max_power,random --battles 100 --out results/
+pokegym compare --agents max_power,random --battles 100 --out results/  # resumable
 pokegym play --opponent abyssal [--format gen9ou --team FILE]
 pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
 pokegym bench env|arena|calc|worldmodel|llm [--quick]
@@ -212,7 +212,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         )
         return 128 + signum
     print(result.table())
-    written = result.write(args.out)
+    written = [*result.write(args.out), journal.path]
     print(f"Results: {', '.join(str(p) for p in written)}")
     return 0
 
@@ -393,13 +393,21 @@ def build_parser() -> argparse.ArgumentParser:
     battle.add_argument("--quiet", action="store_true", help="no progress bar")
     battle.set_defaults(func=_battle)
 
-    compare = sub.add_parser("compare", help="a tournament between agents with statistics")
+    compare = sub.add_parser(
+        "compare",
+        help="a tournament between agents with statistics",
+        description="A tournament between agents with statistics. Each finished battle is "
+        "written to OUT/battles.jsonl as it ends; Ctrl-C (exit status 130) or SIGTERM (143) "
+        "keeps them, and the same command again plays only the missing battles "
+        "(docs/compare.md).",
+    )
     compare.add_argument("--agents", default="max_power,random",
                          help="comma-separated agent specs, e.g. max_power,random")  # fmt: skip
     compare.add_argument("--format", default="gen9randombattle", help="Showdown format id")
     compare.add_argument("--battles", type=int, default=50, help="battles per pair of agents")
     compare.add_argument("--pairs", help="only these pairs, e.g. a:b,a:c (default: round-robin)")
-    compare.add_argument("--out", default="results", help="folder for table, JSON, CSV, plots")
+    compare.add_argument("--out", default="results",
+                         help="folder for table, JSON, CSV, plots and battles.jsonl")  # fmt: skip
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--concurrency", type=int, default=8, help="battles in flight")
     compare.add_argument("--simulators", type=int, default=2, help="simulator processes")
