@@ -87,9 +87,7 @@ class SimBattleSession(BattleSession):
         #: The simulator command that opens the battle (sent now, or batched by the caller).
         self.start_command: list[Any] = ["start", self.battle_id, spec]
         if start:
-            self.absorb(
-                simulator.call([self.start_command], timeout=timeout)[0], starting=True
-            )
+            self.absorb(simulator.call([self.start_command], timeout=timeout)[0], starting=True)
 
     # The start and every write return
     # [p1 text, p2 text, log text, ended, errors, p1 requests, p2 requests].
