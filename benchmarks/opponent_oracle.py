@@ -88,7 +88,7 @@ class OracleArena(Arena):
         self.prediction = RuleReplyModel(AbyssalPolicy(0))
         self.agreement: Counter[str] = Counter()
 
-    def _decide(self, slot, stats):
+    def _decide(self, slot):
         session = slot.session
         for side in (0, 1):
             agent, other = slot.agents[side], 1 - side
@@ -105,7 +105,7 @@ class OracleArena(Arena):
                 guess = self.prediction.predict(ours, belief_for(ours).modal_determinization())
                 self.agreement["decisions"] += 1
                 self.agreement["same"] += guess is not None and guess[:2] == actual[:2]
-        return super()._decide(slot, stats)
+        return super()._decide(slot)
 
 
 def main() -> None:

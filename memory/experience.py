@@ -327,6 +327,11 @@ class StateMemory:
             raise MemoryFileError(
                 f"{manifest_path} is damaged ({exc}); rebuild the memory from the collection."
             ) from exc
+        if not isinstance(manifest, dict):
+            raise MemoryFileError(
+                f"{manifest_path} holds a JSON {type(manifest).__name__}, not a memory's "
+                "manifest (an object); rebuild the memory from the collection."
+            )
         if manifest.get("format") != MEMORY_FORMAT or manifest.get("version") != MEMORY_VERSION:
             raise MemoryFileError(
                 f"{manifest_path} is format {manifest.get('format')!r} version "
@@ -339,19 +344,18 @@ class StateMemory:
                 f", not {embedding_id!r} (a different checkpoint). Rebuild it for this checkpoint "
                 "with `pokegym memorize --checkpoint CKPT`."
             )
-        files = manifest.get("files") or {}
-        if set(files) != set(FILES):
-            raise MemoryFileError(f"{manifest_path} does not name the memory's data files.")
+        _check_manifest(manifest, manifest_path)
+        files = manifest["files"]
         for kind in FILES:
             name = files[kind]
-            path = folder / name
+            path = _data_file(folder, name, manifest_path)
             if not path.is_file():
                 raise MemoryFileError(f"{path} is missing; the memory in {folder} is incomplete.")
             digest, size = _digest(str(path))
-            if size != manifest["bytes"].get(name) or digest != manifest["sha256"].get(name):
+            if size != manifest["bytes"][name] or digest != manifest["sha256"][name]:
                 raise MemoryFileError(
                     f"{path} does not match its manifest (size {size}, expected "
-                    f"{manifest['bytes'].get(name)}): the file is damaged or from another save. "
+                    f"{manifest['bytes'][name]}): the file is damaged or from another save. "
                     "Rebuild the memory; nothing was changed on disk."
                 )
         faiss = _faiss()
@@ -378,6 +382,69 @@ class StateMemory:
         memory.vocabulary = list(manifest.get("vocabulary", []))
         memory._label_ids = {label: i for i, label in enumerate(memory.vocabulary)}
         return memory
+
+
+def _check_manifest(manifest: dict[str, Any], path: Path) -> None:
+    """Every entry :meth:`StateMemory.load` reads has the type :meth:`StateMemory.save` writes."""
+
+    def refuse(what: str) -> MemoryFileError:
+        return MemoryFileError(
+            f"{path} is damaged: {what}. Rebuild the memory (`pokegym memorize`); nothing was "
+            "changed on disk."
+        )
+
+    def is_count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    files = manifest.get("files")
+    if not isinstance(files, dict) or set(files) != set(FILES):
+        raise refuse(f'"files" must name the {" and ".join(FILES)} files, got {files!r}')
+    for kind, name in files.items():
+        if not isinstance(name, str) or not name:
+            raise refuse(f'"files.{kind}" is {name!r}, not a file name')
+    for key in ("sha256", "bytes"):
+        table = manifest.get(key)
+        if not isinstance(table, dict):
+            raise refuse(f'"{key}" is {table!r}, not an object with an entry per data file')
+        for name in files.values():
+            value = table.get(name)
+            good = is_count(value) if key == "bytes" else isinstance(value, str)
+            if not good:
+                raise refuse(f'"{key}" has no valid entry for {name!r} (got {value!r})')
+    for key in ("dim", "count"):
+        if not is_count(manifest.get(key)) or (key == "dim" and manifest[key] < 1):
+            raise refuse(f'"{key}" is {manifest.get(key)!r}, not a non-negative integer')
+    for key in ("nprobe", "ivf_threshold"):
+        if key in manifest and not is_count(manifest[key]):
+            raise refuse(f'"{key}" is {manifest[key]!r}, not a non-negative integer')
+    vocabulary = manifest.get("vocabulary", [])
+    if not isinstance(vocabulary, list) or not all(isinstance(v, str) for v in vocabulary):
+        raise refuse('"vocabulary" is not a list of action labels')
+    if not isinstance(manifest.get("embedding_id", ""), str):
+        raise refuse('"embedding_id" is not a string')
+
+
+def _data_file(folder: Path, name: str, manifest_path: Path) -> Path:
+    """``folder / name`` when that is a file of the folder itself.
+
+    Checked before anything is opened: a name must be a plain file name (no absolute
+    path, no separator, no ``..``), and a link must not lead out of the folder.
+    """
+    plain = name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
+    path = folder / name
+    inside = False
+    if plain:
+        try:
+            inside = path.resolve().parent == folder.resolve()
+        except (OSError, RuntimeError):  # a link loop
+            inside = False
+    if not inside:
+        raise MemoryFileError(
+            f"{manifest_path} names the data file {name!r}, which leaves the memory folder "
+            f"{folder}; a memory only reads files of its own folder. Refusing to open it: "
+            "rebuild the memory, and do not load folders from untrusted sources."
+        )
+    return path
 
 
 def _digest(path: str) -> tuple[str, int]:

@@ -22,6 +22,13 @@ Pokémon of the player's team in team order (the order of the team sheet, or of 
 generated team); a slot keeps its Pokémon for the whole battle, so the switch
 actions and the observation's team slots always agree.
 
+**What counts as an action.** An integer of any integer type (``int``, NumPy integer
+scalars, 0-d integer arrays), or a float that is a whole number (``3.0``: array
+libraries often hand discrete actions over as floats) meaning that integer. Everything
+else raises :class:`~pokegym.errors.IllegalActionError` before anything is sent:
+fractional, infinite and NaN floats, strings, sequences, ``None`` and booleans
+(``True`` is an int in Python, but a flag passed as an action is a bug, not move 2).
+
 The codec turns an action into Showdown's choice string (``move 2 terastallize``,
 ``switch 3``, ``team 312456``), into a poke-env ``BattleOrder``, and back.
 """
@@ -66,6 +73,28 @@ def request_moves(battle: AbstractBattle) -> list[dict[str, Any]]:
 def _request_positions(battle: AbstractBattle) -> dict[str, int]:
     side = battle.last_request.get("side") or {}
     return {mon["ident"]: i for i, mon in enumerate(side.get("pokemon", []))}
+
+
+def action_index(action: Any) -> int:
+    """The integer an action stands for (see "What counts as an action" above).
+
+    Raises:
+        IllegalActionError: the action is not an integer or a whole-number float.
+    """
+    value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
+    if isinstance(value, bool | np.bool_):
+        raise IllegalActionError(
+            f"Actions are integers in 0-{N_ACTIONS - 1}, got the bool {action!r} "
+            "(pass int(action) if you meant it)."
+        )
+    if not isinstance(value, np.ndarray):
+        try:
+            index = int(value)
+            if index == value:
+                return index
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise IllegalActionError(f"Actions are integers in 0-{N_ACTIONS - 1}, got {action!r}.")
 
 
 class ActionCodec:
@@ -176,14 +205,7 @@ class ActionCodec:
         Raises:
             IllegalActionError: naming the legal actions; nothing is sent.
         """
-        try:
-            index = int(action)
-            if index != action:
-                raise ValueError
-        except (TypeError, ValueError):
-            raise IllegalActionError(
-                f"Actions are integers in 0-{N_ACTIONS - 1}, got {action!r}."
-            ) from None
+        index = action_index(action)
         if mask is None:
             mask = self.mask(battle, waiting=waiting)
         if not 0 <= index < N_ACTIONS or not mask[index]:

@@ -26,6 +26,7 @@ family, Bradley–Terry and Elo fitted by maximum likelihood over all games.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -46,6 +47,7 @@ from pokegym.backends.sim import SimBattleSession
 from pokegym.env import opponent_choice
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.formats import resolve_format
+from pokegym.journal import BattleJournal
 from pokegym.ratings import BradleyTerry, Game, binomial_test, fit_bradley_terry, holm_bonferroni
 from pokegym.showdown.simulator import Simulator, wait_for_answers
 from pokegym.stats import percentile, wilson_interval
@@ -111,6 +113,14 @@ class AgentStats:
         for key, value in (usage or {}).items():
             self.usage[key] = self.usage.get(key, 0.0) + float(value)
 
+    def merge(self, other: AgentStats) -> None:
+        """Add another battle's statistics of the same agent to these."""
+        self.decisions += other.decisions
+        self.latencies.extend(other.latencies)
+        self.record_usage(other.usage)
+        self.aligned += other.aligned
+        self.alignable += other.alignable
+
 
 @dataclass
 class ArenaResult:
@@ -118,6 +128,9 @@ class ArenaResult:
     battles: list[BattleRecord]
     agent_stats: dict[str, AgentStats]
     seconds: float
+    """Wall time of this run (battles resumed from a journal are not in it)."""
+    resumed: int = 0
+    """Battles that came from the journal of an earlier run instead of being played."""
 
     # ----------------------------------------------------------- aggregates
     @property
@@ -188,8 +201,12 @@ class ArenaResult:
     # -------------------------------------------------------------- output
     def table(self) -> str:
         n = len(self.battles)
-        lines = [f"{self.config.battle_format}: {n} battles in {self.seconds:.1f} s "
-                 f"({n / self.seconds:.2f} battles/s)"]  # fmt: skip
+        played = n - self.resumed
+        rate = played / self.seconds if self.seconds > 0 else math.nan
+        lines = [f"{self.config.battle_format}: {n} battles"
+                 + (f" ({self.resumed} from an earlier run, {played} played now)"
+                    if self.resumed else "")
+                 + f" in {self.seconds:.1f} s ({rate:.2f} battles/s)"]  # fmt: skip
         width = max([14, *(len(agent) + 1 for agent in self.agents)])
         header = (
             f"{'agent':<{width}}{'W':>5}{'L':>5}{'T':>4}{'TO':>4}  {'win rate [95% CI]':<24}"
@@ -233,6 +250,7 @@ class ArenaResult:
         return {
             "config": asdict(self.config),
             "seconds": self.seconds,
+            "resumed": self.resumed,
             "agents": {
                 agent: {
                     **self.record(agent),
@@ -360,8 +378,13 @@ class _Slot:
     rng: np.random.Generator
     bank: list[float]
     started: float
+    stats: dict[str, AgentStats]  # this battle's decisions, by agent name
     timeout: str | None = None
     replay: str | None = None
+
+
+class ArenaConfigError(PokegymError, ValueError):
+    """A tournament's configuration cannot be played (agents, pairs, battle counts)."""
 
 
 class Arena:
@@ -369,21 +392,17 @@ class Arena:
 
     def __init__(self, config: ArenaConfig):
         if len(config.agents) < 2:
-            raise PokegymError("A tournament needs at least two agents.")
+            raise ArenaConfigError("A tournament needs at least two agents.")
         names = [parse_agent_spec(spec)[0] for spec in config.agents]
         if len(set(names)) != len(names):
-            raise ValueError(f"Agent names must be unique, got {names}.")
+            raise ArenaConfigError(f"Agent names must be unique, got {names}.")
         if config.battles_per_pair < 1:
-            raise ValueError("battles_per_pair must be at least 1")
+            raise ArenaConfigError("battles_per_pair must be at least 1")
         self.config = config
         self.specs = dict(zip(names, config.agents, strict=True))
         for spec in config.agents:
             make_agent(spec)  # fail early on unknown names or bad options
-        pairs = config.pairs or list(itertools.combinations(names, 2))
-        for a, b in pairs:
-            if a not in self.specs or b not in self.specs:
-                raise ValueError(f"Pair ({a}, {b}) names an agent that is not in {names}.")
-        self.pairs = [tuple(pair) for pair in pairs]
+        self.pairs = _check_pairs(config.pairs, names)
         self.simulators = [Simulator() for _ in range(max(1, config.simulators))]
         try:
             for sim in self.simulators:
@@ -405,20 +424,72 @@ class Arena:
     def tasks(self) -> list[tuple[tuple[str, str], int]]:
         return [(pair, k) for pair in self.pairs for k in range(self.config.battles_per_pair)]
 
+    def identity(self) -> dict[str, Any]:
+        """Everything that decides the battles' outcomes (what a journal must match to be
+        resumed): not ``concurrency``, ``simulators`` or ``replays``, which change none."""
+        config = self.config
+        teams = None
+        if self.pool is not None:
+            digest = hashlib.sha256()
+            for team in self.pool.teams:
+                digest.update(team.text.encode() + b"\0")
+            teams = digest.hexdigest()
+        return {
+            "agents": list(config.agents),
+            "battle_format": config.battle_format,
+            "battles_per_pair": config.battles_per_pair,
+            "pairs": [list(pair) for pair in self.pairs],
+            "mirror": config.mirror,
+            "seed": config.seed,
+            "clock_bank": config.clock_bank,
+            "clock_increment": config.clock_increment,
+            "max_turns": config.max_turns,
+            "teams_sha256": teams,
+        }
+
+    def close(self) -> None:
+        """Stop the simulators (idempotent; :meth:`run` does it when it ends)."""
+        for sim in self.simulators:
+            sim.close()
+
     def _battle_seed(self, pair: tuple[str, str], index: int) -> int:
         entropy = [self.config.seed, *map(_stable_hash, pair), index]
         return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint64)[0] >> 1)
 
-    def run(self, progress: Callable[[BattleRecord], None] | None = None) -> ArenaResult:
+    def run(
+        self,
+        progress: Callable[[BattleRecord], None] | None = None,
+        journal: BattleJournal | None = None,
+    ) -> ArenaResult:
         """Play every task. Battles are pipelined: each simulator gets its battles'
         choices as soon as they are decided, and answers are handled in the order the
         simulators deliver them, so Python decides for some battles while Node
-        simulates others."""
+        simulates others.
+
+        With a ``journal`` (opened with this arena's :meth:`identity`), the battles already
+        in it are not played again but count in the result, and every battle is written
+        to it the moment it ends: an interrupted run loses only the battles in flight.
+        The simulators are stopped when this returns or raises (also on Ctrl-C).
+        """
         config = self.config
         stats = {name: AgentStats() for name in self.specs}
         agent_pool: dict[str, list[Agent]] = {name: [] for name in self.specs}
         records: list[BattleRecord] = []
-        pending = self.tasks()
+        tasks = self.tasks()
+        if journal is not None:
+            if journal.identity != json.loads(json.dumps(self.identity())):
+                self.close()
+                raise ArenaConfigError(f"{journal.path} was opened for another tournament.")
+            wanted = set(tasks)
+            for battle in journal.battles:
+                if (battle.record.pair, battle.record.index) in wanted:
+                    records.append(battle.record)
+                    for name, battle_stats in battle.stats.items():
+                        if name in stats:
+                            stats[name].merge(battle_stats)
+        resumed = len(records)
+        done = {(record.pair, record.index) for record in records}
+        pending = [task for task in tasks if task not in done]
         pending.reverse()
         live: list[_Slot] = []
         # Entries are (slot, command, kind), kind: "start", "write" or "close".
@@ -447,6 +518,10 @@ class Arena:
             live.remove(slot)
             record = self._close(slot, agent_pool)
             records.append(record)
+            for name, battle_stats in slot.stats.items():
+                stats[name].merge(battle_stats)
+            if journal is not None:
+                journal.append(record, slot.stats)
             command = slot.session.close_command()
             if command is not None:
                 queue(slot, command, "close")
@@ -459,7 +534,7 @@ class Arena:
                 if self._done(slot):
                     finish(slot)
                     return
-                choices = self._decide(slot, stats)
+                choices = self._decide(slot)
                 if slot.timeout is not None:
                     finish(slot)
                     return
@@ -495,10 +570,9 @@ class Arena:
                             )
                     advance(slot)
         finally:
-            for sim in self.simulators:
-                sim.close()  # ends the battles still in flight (after an error)
+            self.close()  # ends the battles still in flight (after an error or Ctrl-C)
         records.sort(key=lambda r: (self.pairs.index(r.pair), r.index))
-        return ArenaResult(config, records, stats, time.perf_counter() - start)
+        return ArenaResult(config, records, stats, time.perf_counter() - start, resumed)
 
     # ------------------------------------------------------------ battles
     def _open(
@@ -525,7 +599,8 @@ class Arena:
         )  # fmt: skip
         bank = self.config.clock_bank
         return _Slot(task, session, agents, names, rng,  # type: ignore[arg-type]
-                     [bank or 0.0, bank or 0.0], time.perf_counter())  # fmt: skip
+                     [bank or 0.0, bank or 0.0], time.perf_counter(),
+                     {name: AgentStats() for name in dict.fromkeys(names)})  # fmt: skip
 
     def _done(self, slot: _Slot) -> bool:
         session = slot.session
@@ -534,7 +609,7 @@ class Arena:
             or session.battles[0].turn >= self.config.max_turns
         )  # fmt: skip
 
-    def _decide(self, slot: _Slot, stats: dict[str, AgentStats]) -> dict[int, str]:
+    def _decide(self, slot: _Slot) -> dict[int, str]:
         choices: dict[int, str] = {}
         config = self.config
         for side in (0, 1):
@@ -554,7 +629,7 @@ class Arena:
                 order = agent.choose(battle)
                 choice = self.codec.order_to_choice(order, battle)
             elapsed = time.perf_counter() - begin
-            agent_stats = stats[name]
+            agent_stats = slot.stats[name]
             agent_stats.decisions += 1
             agent_stats.latencies.append(elapsed)
             pop = getattr(agent, "pop_usage", None)
@@ -597,6 +672,32 @@ class Arena:
         return record
 
 
+def _check_pairs(pairs: list[tuple[str, str]] | None, names: list[str]) -> list[tuple[str, str]]:
+    """The pairs to play: the given ones, checked against the agents, or a round robin."""
+    if pairs is None:
+        return list(itertools.combinations(names, 2))
+    if not pairs:
+        raise ArenaConfigError("pairs is empty; give at least one pair or None (round robin).")
+    checked: list[tuple[str, str]] = []
+    for pair in pairs:
+        if isinstance(pair, str) or len(pair) != 2:
+            raise ArenaConfigError(f"--pairs: {pair!r} is not a pair of agent names (a:b).")
+        a, b = pair
+        for name in (a, b):
+            if name not in names:
+                raise ArenaConfigError(
+                    f"--pairs: no agent named {name!r} in this tournament (agents: "
+                    f"{', '.join(names)}); pairs use the names without options."
+                )
+        if a == b:
+            raise ArenaConfigError(
+                f"--pairs: {a}:{b} pits {a} against itself; the arena's records are by name, "
+                "so a pair needs two different agents."
+            )
+        checked.append((a, b))
+    return checked
+
+
 def _stable_hash(text: str) -> int:
     value = 0
     for char in text.encode():
@@ -605,15 +706,29 @@ def _stable_hash(text: str) -> int:
 
 
 def run_arena(
-    config: ArenaConfig, progress: Callable[[BattleRecord], None] | None = None
+    config: ArenaConfig,
+    progress: Callable[[BattleRecord], None] | None = None,
+    journal: str | Path | None = None,
 ) -> ArenaResult:
-    """Build an :class:`Arena` and run it."""
-    return Arena(config).run(progress)
+    """Build an :class:`Arena` and run it; with ``journal`` (a ``.jsonl`` path), resume the
+    battles already in that file and write each new one to it as it ends
+    (:mod:`pokegym.journal`)."""
+    arena = Arena(config)
+    if journal is None:
+        return arena.run(progress)
+    try:
+        opened = BattleJournal(journal, arena.identity())
+    except BaseException:
+        arena.close()
+        raise
+    with opened:
+        return arena.run(progress, opened)
 
 
 __all__ = [
     "Arena",
     "ArenaConfig",
+    "ArenaConfigError",
     "ArenaResult",
     "BattleRecord",
     "run_arena",

@@ -1,7 +1,7 @@
 """The ``pokegym`` command line.
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
-pokegym compare --agents max_power,random --battles 100 --out results/
+pokegym compare --agents max_power,random --battles 100 --out results/  # resumable
 pokegym play --opponent abyssal [--format gen9ou --team FILE]
 pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
 pokegym bench env|arena|calc|worldmodel|llm [--quick]
@@ -12,13 +12,14 @@ pokegym showdown install | start [--port N] | status
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import json
 import logging
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pokegym.errors import PokegymError
@@ -118,15 +119,45 @@ def split_agent_specs(text: str) -> list[str]:
     return specs
 
 
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """``a:b,a:c`` -> ``[("a", "b"), ("a", "c")]`` (agent names, checked by the arena).
+
+    Raises:
+        ArenaConfigError: an entry is not two names joined by ``:``.
+    """
+    from pokegym.arena import ArenaConfigError
+
+    pairs: list[tuple[str, str]] = []
+    for token in (t.strip() for t in text.split(",")):
+        if not token:
+            continue
+        names = [name.strip() for name in token.split(":")]
+        if len(names) != 2 or not all(names):
+            raise ArenaConfigError(
+                f"--pairs: {token!r} is not a pair; write each pair as two agent names joined "
+                "by a colon, pairs separated by commas (a:b,a:c)."
+            )
+        pairs.append((names[0], names[1]))
+    if not pairs:
+        raise ArenaConfigError(f"--pairs {text!r} names no pair; write them as a:b,a:c.")
+    return pairs
+
+
 def _compare(args: argparse.Namespace) -> int:
+    # SIGTERM stops a tournament like Ctrl-C: finished battles are in the journal, the
+    # simulators are stopped, and the exit status says which signal it was (128 + n).
+    with _sigterm_as_interrupt():
+        return _run_compare(args)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from pokegym.arena import Arena, ArenaConfig
+    from pokegym.journal import JOURNAL_NAME, BattleJournal
 
     agents = split_agent_specs(args.agents)
-    pairs = None
-    if args.pairs:
-        pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",")]
+    pairs = parse_pairs(args.pairs) if args.pairs is not None else None
     config = ArenaConfig(
         agents=agents,
         battle_format=args.format,
@@ -145,21 +176,76 @@ def _compare(args: argparse.Namespace) -> int:
     # Builds every agent once and starts the simulators: a bad agent spec, format or team
     # fails here, before the header and the progress bar.
     arena = Arena(config)
-    n_pairs = len(pairs) if pairs else len(agents) * (len(agents) - 1) // 2
-    print(
-        f"{args.format}: {len(agents)} agents, {n_pairs} pairs x {args.battles} battles "
-        f"(sides alternate), concurrency {args.concurrency}, seed {args.seed}",
-        flush=True,
-    )
-    bar = tqdm(total=n_pairs * args.battles, unit="battle", disable=args.quiet, file=sys.stderr)
     try:
-        result = arena.run(progress=lambda record: bar.update(1))
-    finally:
-        bar.close()
+        # Battles of an earlier run of the same tournament are kept; another
+        # tournament's battles in this folder are refused.
+        journal = BattleJournal(Path(args.out) / JOURNAL_NAME, arena.identity())
+    except BaseException:
+        arena.close()
+        raise
+    total = len(arena.tasks())
+    print(
+        f"{args.format}: {len(agents)} agents, {len(arena.pairs)} pairs x {args.battles} "
+        f"battles (sides alternate), concurrency {args.concurrency}, seed {args.seed}"
+        + (f"; resuming: {len(journal)} of {total} battles are in {journal.path}"
+           if len(journal) else ""),
+        flush=True,
+    )  # fmt: skip
+    bar = tqdm(total=total, initial=len(journal), unit="battle", disable=args.quiet,
+               file=sys.stderr)  # fmt: skip
+    interrupted: KeyboardInterrupt | None = None
+    with journal:
+        try:
+            result = arena.run(progress=lambda record: bar.update(1), journal=journal)
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the simulators are stopped
+            interrupted = exc
+        finally:
+            bar.close()
+        saved = len(journal)
+    if interrupted is not None:
+        signum = getattr(interrupted, "signum", signal.SIGINT)
+        print(
+            f"pokegym: interrupted ({signal.Signals(signum).name}); {saved} of {total} battles "
+            f"are saved in {journal.path}: run the same command again to play the other "
+            f"{total - saved}.",
+            file=sys.stderr,
+        )
+        return 128 + signum
     print(result.table())
-    written = result.write(args.out)
+    written = [*result.write(args.out), journal.path]
     print(f"Results: {', '.join(str(p) for p in written)}")
     return 0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt so the same cleanup runs."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the main thread while inside (unless the
+    signal is ignored, as ``nohup``-like launchers may arrange)."""
+
+    def on_term(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous == signal.SIG_IGN:
+            previous = None
+        else:
+            signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 BENCHMARKS = {
@@ -307,13 +393,21 @@ def build_parser() -> argparse.ArgumentParser:
     battle.add_argument("--quiet", action="store_true", help="no progress bar")
     battle.set_defaults(func=_battle)
 
-    compare = sub.add_parser("compare", help="a tournament between agents with statistics")
+    compare = sub.add_parser(
+        "compare",
+        help="a tournament between agents with statistics",
+        description="A tournament between agents with statistics. Each finished battle is "
+        "written to OUT/battles.jsonl as it ends; Ctrl-C (exit status 130) or SIGTERM (143) "
+        "keeps them, and the same command again plays only the missing battles "
+        "(docs/compare.md).",
+    )
     compare.add_argument("--agents", default="max_power,random",
                          help="comma-separated agent specs, e.g. max_power,random")  # fmt: skip
     compare.add_argument("--format", default="gen9randombattle", help="Showdown format id")
     compare.add_argument("--battles", type=int, default=50, help="battles per pair of agents")
     compare.add_argument("--pairs", help="only these pairs, e.g. a:b,a:c (default: round-robin)")
-    compare.add_argument("--out", default="results", help="folder for table, JSON, CSV, plots")
+    compare.add_argument("--out", default="results",
+                         help="folder for table, JSON, CSV, plots and battles.jsonl")  # fmt: skip
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--concurrency", type=int, default=8, help="battles in flight")
     compare.add_argument("--simulators", type=int, default=2, help="simulator processes")
@@ -394,9 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PokegymError as exc:
         print(f"pokegym: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("pokegym: interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(exc, "signum", signal.SIGINT)
 
 
 if __name__ == "__main__":

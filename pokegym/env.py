@@ -103,7 +103,9 @@ class BattleSetup:
             ``ws://localhost:8000/showdown/websocket``; None starts a local server.
         validate_teams: check every team with Showdown's validator first.
         simulator: share a :class:`~pokegym.showdown.simulator.Simulator` process.
-        timeout: seconds a battle may go without an answer before it is declared stalled.
+        timeout: seconds a battle may go without an answer before it is declared stalled
+            (:class:`~pokegym.errors.BattleTimeoutError`). None: 60 s, or the limit of the
+            ``simulator`` passed in.
         log_battles: keep Showdown's spectator log of each battle ("spectator")
             or the omniscient one ("omniscient"); see ``info["log"]`` at the end.
     """
@@ -123,7 +125,7 @@ class BattleSetup:
         server_url: str | None = None,
         validate_teams: bool = True,
         simulator: Simulator | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         log_battles: str | None = None,
     ):
         if max_turns < 1:
@@ -226,7 +228,9 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
     ## Action space
     ``Discrete(15)``: 0-3 move slots, 4-7 the same moves with Terastallization
     (gen 9) or Dynamax (gen 8), 8-13 switch to team slot 1-6 (at Team Preview:
-    lead with it), 14 wait (never legal here). Illegal actions raise
+    lead with it), 14 wait (never legal here). An action is an integer of any integer
+    type, or a whole-number float such as ``3.0``; bools, other floats (``inf``, ``nan``,
+    ``1.5``) and non-numbers are refused like illegal actions. Illegal actions raise
     :class:`~pokegym.errors.IllegalActionError` (a ``ValueError``) naming the
     legal ones; nothing is sent and the battle is unchanged. ``action_masks()``
     serves sb3-contrib's MaskablePPO.
@@ -294,6 +298,7 @@ class ShowdownEnv(BattleSetup, gym.Env[dict[str, np.ndarray], np.int64]):
         session = self.session
         if session is None:
             raise PokegymError("Call reset() before step().")
+        session.raise_if_failed()
         if session.finished or self._truncated():
             raise PokegymError("The battle is over; call reset() to start a new one.")
         battle = session.battles[AGENT]
@@ -426,6 +431,7 @@ def next_choices(
     decide and ``agent_choice`` is None. The agent's Team Preview is answered with
     :func:`default_lead` unless ``team_preview`` makes it the agent's decision.
     """
+    session.raise_if_failed()
     if session.finished:
         return None
     choices: dict[int, str] = {}

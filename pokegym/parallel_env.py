@@ -88,6 +88,7 @@ class ShowdownParallelEnv(BattleSetup, ParallelEnv):  # type: ignore[misc]
         session = self.session
         if session is None or not self.agents:
             raise PokegymError("The battle is over (or not started); call reset().")
+        session.raise_if_failed()
         choices: dict[int, str] = {}
         checked: dict[int, int] = {}
         for side, agent in enumerate(AGENTS):

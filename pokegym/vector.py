@@ -35,7 +35,7 @@ from pokegym.env import AGENT, BattleSetup, battle_info, next_choices
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.observation import observation_space
 from pokegym.rewards import RewardFunction
-from pokegym.showdown.simulator import Simulator, wait_for_answers
+from pokegym.showdown.simulator import DEFAULT_TIMEOUT, Simulator, wait_for_answers
 
 
 def _autoreset_mode(value: str | AutoresetMode) -> AutoresetMode:
@@ -104,7 +104,9 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
             raise ValueError("autoreset_mode must be 'next_step' or 'same_step'")
         n_sims = num_simulators or max(1, min(os.cpu_count() or 1, num_envs))
-        self.simulators = [Simulator(timeout=setup.get("timeout", 60.0)) for _ in range(n_sims)]
+        self.simulators = [
+            Simulator(timeout=setup.get("timeout") or DEFAULT_TIMEOUT) for _ in range(n_sims)
+        ]
         for sim in self.simulators:
             sim.ensure_running()
         self.setup = BattleSetup(battle_format, backend=SimBackend(self.simulators[0]), **setup)

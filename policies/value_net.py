@@ -491,12 +491,17 @@ def load_checkpoint(folder: str | Path) -> DistilledNetwork:
         document = json.loads(config_path.read_text())
     except (OSError, ValueError) as exc:
         raise CheckpointError(f"{config_path} is not readable JSON ({exc}).") from exc
+    if not isinstance(document, dict):
+        raise CheckpointError(
+            f"{config_path} holds a JSON {type(document).__name__}, not a checkpoint's "
+            "configuration (an object); the folder is not a distilled checkpoint."
+        )
     if document.get("format") != CHECKPOINT_FORMAT or document.get("version") != CHECKPOINT_VERSION:
         raise CheckpointError(
             f"{config_path} is not a version-{CHECKPOINT_VERSION} distilled checkpoint "
             f"(format {document.get('format')!r}, version {document.get('version')!r})."
         )
-    config = NetworkConfig.from_json(document.get("network", {}))
+    config = _network_config(document.get("network", {}), config_path)
     if config.state_encoder_version != STATE_ENCODER_VERSION:
         raise CheckpointError(
             f"{folder} was trained on state encoding v{config.state_encoder_version}; this "
@@ -512,11 +517,70 @@ def load_checkpoint(folder: str | Path) -> DistilledNetwork:
         weights = load_file(str(weights_path))
     except (SafetensorError, OSError, ValueError) as exc:
         raise CheckpointError(f"{weights_path} is corrupt or unreadable ({exc}).") from exc
+    _check_shapes(config, weights, weights_path, config_path)
     try:
         return DistilledNetwork(config, weights, {k: v for k, v in document.items()
                                                   if k not in ("network",)})  # fmt: skip
     except KeyError as exc:
         raise CheckpointError(f"{weights_path} lacks the tensor {exc}; retrain.") from exc
+
+
+def _network_config(data: Any, config_path: Path) -> NetworkConfig:
+    """The ``network`` entry of a checkpoint's config.json, with every field's type checked."""
+    if not isinstance(data, dict):
+        raise CheckpointError(
+            f'"network" in {config_path} is a JSON {type(data).__name__}, not an object of '
+            "layer sizes; the file is damaged or was not written by `pokegym distill`."
+        )
+    defaults = NetworkConfig()
+    for name, value in data.items():
+        if name not in NetworkConfig.__dataclass_fields__:
+            continue
+        default = getattr(defaults, name)
+        if isinstance(default, tuple):
+            good = isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value
+            )
+        elif isinstance(default, bool):
+            good = isinstance(value, bool)
+        elif isinstance(default, int):
+            good = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else:
+            good = isinstance(value, int | float) and not isinstance(value, bool)
+        if not good:
+            kind = "a list of positive integers" if isinstance(default, tuple) else (
+                type(default).__name__)  # fmt: skip
+            raise CheckpointError(
+                f'"network.{name}" in {config_path} is {value!r}, expected {kind}; the file is '
+                "damaged or was not written by `pokegym distill`."
+            )
+    return NetworkConfig.from_json(data)
+
+
+def _check_shapes(
+    config: NetworkConfig, weights: dict[str, np.ndarray], weights_path: Path, config_path: Path
+) -> None:
+    """The value trunk's tensors must have the sizes config.json states."""
+    widths = [config.state_features, *config.hidden]
+    for i in range(len(config.hidden)):
+        name = f"value_trunk.{3 * i}.weight"
+        tensor = weights.get(name)
+        if tensor is None:
+            raise CheckpointError(
+                f"{weights_path} lacks the tensor {name!r} that {config_path} describes "
+                "(hidden layers do not match); retrain or restore the pair of files."
+            )
+        if tensor.shape != (widths[i + 1], widths[i]):
+            raise CheckpointError(
+                f"{weights_path}: {name} has shape {tuple(tensor.shape)}, but {config_path} "
+                f"describes ({widths[i + 1]}, {widths[i]}); the two files do not belong "
+                "together. Retrain or restore the pair."
+            )
+    if f"value_trunk.{3 * len(config.hidden)}.weight" in weights:
+        raise CheckpointError(
+            f"{weights_path} has more hidden layers than {config_path} describes; the two "
+            "files do not belong together. Retrain or restore the pair."
+        )
 
 
 class EnsembleNetwork:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -97,3 +98,38 @@ def outcome_reward(info: dict[str, Any]) -> float:
     """The win/loss reward the final ``info`` calls for: +1 won, -1 lost, 0 tie."""
     won = info["won"]
     return 1.0 if won else (-1.0 if won is False else 0.0)
+
+
+class FakeClock:
+    """A clock that moves only when told to: deadline logic tested without wall time.
+
+    ``install(monkeypatch, module, ...)`` gives each module a ``time`` whose
+    ``monotonic`` and ``perf_counter`` read this clock and whose ``sleep`` advances it
+    (the rest is the real ``time`` module), so code that reads ``time.monotonic()`` (the
+    search's deadline checks, for one) sees only the time that test doubles report with
+    :meth:`advance`, e.g. a scripted model's cost per call.
+    """
+
+    def __init__(self, start: float = 1_000.0):
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    def install(self, monkeypatch: Any, *modules: ModuleType) -> None:
+        import time
+
+        clock = self
+
+        class FakeTime(ModuleType):
+            monotonic = perf_counter = staticmethod(clock)
+            sleep = staticmethod(clock.advance)
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(time, name)
+
+        for module in modules:
+            monkeypatch.setattr(module, "time", FakeTime("time"))

@@ -5,21 +5,24 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
+from helpers import FakeClock
 
 from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
 from pokegym.cli import split_agent_specs
 from policies import MaxPowerPolicy
 
+ARENA_CLOCK = FakeClock()
+
 
 class SlowMaxPower(MaxPowerPolicy):
-    """Max power, but thinks for 50 ms a decision and reports fake LLM usage."""
+    """Max power, but each decision costs 50 ms on ``ARENA_CLOCK`` (the arena's clock
+    where a test installs it) and reports fake LLM usage."""
 
     def choose(self, battle):
-        time.sleep(0.05)
+        ARENA_CLOCK.advance(0.05)
         return super().choose(battle)
 
     def pop_usage(self):
@@ -63,7 +66,12 @@ def test_round_robin_records_sides_seeds_and_concurrency():
 
 
 @pytest.mark.timeout(300)
-def test_clock_timeouts_are_losses_reported_separately():
+def test_clock_timeouts_are_losses_reported_separately(monkeypatch):
+    import pokegym.arena
+
+    # The arena times decisions on a clock that only the slow agent moves: it runs out
+    # of its 0.12 s bank at its third decision, whatever the machine's speed.
+    ARENA_CLOCK.install(monkeypatch, pokegym.arena)
     config = ArenaConfig(
         agents=["slow_max_power", "max_power"],
         battles_per_pair=2,
@@ -72,6 +80,8 @@ def test_clock_timeouts_are_losses_reported_separately():
         concurrency=2,
     )
     result = run_arena(config)
+    assert result.agent_stats["slow_max_power"].decisions == 2 * 3
+    assert result.agent_stats["slow_max_power"].latencies == [pytest.approx(0.05)] * 6
     assert all(b.timeout == "slow_max_power" for b in result.battles)
     assert all(b.winner == "max_power" for b in result.battles)
     assert result.record("slow_max_power")["timeouts"] == 2

@@ -112,6 +112,36 @@ def test_missing_team_file_is_a_one_line_error(tmp_path):
     assert_one_line_error(result, str(missing))
 
 
+@pytest.mark.timeout(120)
+def test_a_team_file_that_is_not_utf8_is_a_one_line_error(tmp_path, rain_team):
+    team = tmp_path / "latin1.txt"
+    team.write_bytes(rain_team.replace("Pelipper", "Pélipper").encode("latin-1"))
+    result = run_cli(
+        "battle", "--format", "gen9ou", "--p1-team", str(team), "--battles", "1", "--quiet"
+    )
+    assert_one_line_error(result, str(team), "UTF-8")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("pairs", "fragments"),
+    [
+        ("random:zzz", ["'zzz'", "max_power, random"]),
+        ("random", ["'random'", "a:b"]),
+        (",", ["no pair"]),
+        ("random:max_power:random", ["'random:max_power:random'", "a:b"]),
+        ("random:random", ["itself"]),
+    ],
+)
+def test_bad_pairs_are_one_line_errors(tmp_path, pairs, fragments):
+    result = run_cli(
+        "compare", "--agents", "max_power,random", "--pairs", pairs, "--battles", "1",
+        "--out", str(tmp_path), "--quiet",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert_one_line_error(result, "--pairs", *fragments)
+
+
 @pytest.mark.timeout(60)
 def test_usage_errors():
     result = run_cli("battle", "--battles", "0")

@@ -127,3 +127,36 @@ def test_bad_inputs_give_clear_errors(tmp_path, small_collection, capsys):
     weights.write_bytes(weights.read_bytes()[:50])
     with pytest.raises(CheckpointError, match="corrupt"):
         load_checkpoint(tmp_path / "ck")
+
+
+BAD_CONFIGS = {
+    "list": lambda doc: [1, 2, 3],
+    "string": lambda doc: "a checkpoint",
+    "network-string": lambda doc: {**doc, "network": "oops"},
+    "network-list": lambda doc: {**doc, "network": [128, 64]},
+    "hidden-int": lambda doc: {**doc, "network": {**doc["network"], "hidden": 5}},
+    "hidden-strings": lambda doc: {**doc, "network": {**doc["network"], "hidden": ["wide"]}},
+    "features-string": lambda doc: {**doc, "network": {**doc["network"], "state_features": "many"}},
+    "residual-string": lambda doc: {**doc, "network": {**doc["network"], "residual": "yes"}},
+    "hidden-other-shape": lambda doc: {
+        **doc,
+        "network": {**doc["network"], "hidden": [64, 64, 64]},
+    },
+}
+
+
+@pytest.mark.parametrize("change", list(BAD_CONFIGS.values()), ids=list(BAD_CONFIGS))
+def test_a_config_of_the_wrong_shape_is_a_checkpoint_error(tmp_path, change):
+    """Valid JSON that is not a checkpoint's config is refused with the file's name,
+    never a TypeError or AttributeError from inside the loader."""
+    import json
+    import shutil
+
+    from policies.value_net import default_checkpoint
+
+    folder = tmp_path / "ck"
+    shutil.copytree(default_checkpoint(), folder)
+    document = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(change(document)))
+    with pytest.raises(CheckpointError, match=r"config\.json"):
+        load_checkpoint(folder)

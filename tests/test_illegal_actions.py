@@ -65,7 +65,12 @@ def test_illegal_action_raises_and_changes_nothing(make_env):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("action", [1.5, "1", None, [0, 1], object()], ids=repr)
+@pytest.mark.parametrize(
+    "action",
+    [1.5, "1", None, [0, 1], object(), float("inf"), float("-inf"), float("nan"),
+     np.float64("inf"), True, False, np.True_, np.array(True), np.array([1])],
+    ids=repr,
+)  # fmt: skip
 def test_non_integer_actions(make_env, action):
     env = make_env("gen9randombattle")
     env.reset(seed=5)
@@ -80,7 +85,9 @@ def test_integer_like_actions_are_accepted(make_env):
     env = make_env("gen9randombattle")
     obs, _ = env.reset(seed=5)
     legal = int(np.flatnonzero(obs["action_mask"])[0])
-    for action in (np.int64(legal), np.array(legal), float(legal)):
+    # Any integer type, and a float that is a whole number (array libraries hand actions
+    # over as floats); bools are refused above.
+    for action in (np.int64(legal), np.array(legal), float(legal), np.float32(legal), legal):
         env.reset(seed=5)
         _, _, _, _, info = env.step(action)
         assert info["turn"] >= 1

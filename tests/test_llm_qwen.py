@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from pokegym.llm import ModelBundleError, choice_schema, choose, make_model
-from pokegym.llm.bundle import BUNDLES, is_converted, part_files
+from pokegym.llm.bundle import BUNDLES, is_converted, part_files, verify_checkpoint
 
 try:
     part_files(BUNDLES["qwen-0.5b"])
@@ -35,8 +35,15 @@ def qwen():
 
 
 def test_bundle_is_converted_and_loads(qwen) -> None:
-    assert is_converted(BUNDLES["qwen-0.5b"])
+    bundle = BUNDLES["qwen-0.5b"]
+    assert is_converted(bundle)
     assert qwen.name == "qwen-0.5b" and qwen.dtype == "bfloat16"
+    # The conversion recorded the digest of every file it wrote, and they still match.
+    marker = json.loads((bundle.checkpoint_dir / "pokegym-bundle.json").read_text())
+    weights = marker["files"]["model.safetensors"]
+    assert weights["bytes"] == (bundle.checkpoint_dir / "model.safetensors").stat().st_size
+    assert len(weights["sha256"]) == 64 and "tokenizer.json" in marker["files"]
+    verify_checkpoint(bundle)
 
 
 def test_scores_prefer_the_right_answer_and_reuse_the_prefix(qwen) -> None:

@@ -126,3 +126,65 @@ def test_a_failed_save_leaves_the_previous_memory_readable(tmp_path):
         memory.save(folder)
     assert len(StateMemory.load(folder)) == 100
     assert not list(folder.glob(".*.tmp"))
+
+
+BAD_MANIFESTS = {
+    "list": lambda m: [],
+    "string": lambda m: "memory",
+    "no-bytes": lambda m: {k: v for k, v in m.items() if k != "bytes"},
+    "entry-without-bytes": lambda m: {**m, "bytes": {}},
+    "sha256-list": lambda m: {**m, "sha256": []},
+    "files-list": lambda m: {**m, "files": ["index", "entries"]},
+    "file-name-int": lambda m: {**m, "files": {**m["files"], "index": 7}},
+    "dim-string": lambda m: {**m, "dim": "eight"},
+    "no-count": lambda m: {k: v for k, v in m.items() if k != "count"},
+    "vocabulary-string": lambda m: {**m, "vocabulary": "move:a"},
+}
+
+
+@pytest.mark.parametrize("change", list(BAD_MANIFESTS.values()), ids=list(BAD_MANIFESTS))
+def test_a_manifest_of_the_wrong_shape_is_a_memory_file_error(tmp_path, change):
+    folder = saved(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps(change(manifest)))
+    before = snapshot(folder)
+    with pytest.raises(MemoryFileError, match=r"manifest\.json"):
+        StateMemory.load(folder)
+    assert snapshot(folder) == before
+
+
+@pytest.mark.parametrize("where", ["absolute", "parent", "nested", "symlink"])
+def test_a_manifest_never_reaches_outside_its_folder(tmp_path, monkeypatch, where):
+    """A data file named by the manifest must be a file of the folder itself: an absolute
+    path, ``..``, a sub-folder or a link that leaves the folder is refused before the file
+    is opened or hashed."""
+    import memory.experience as experience
+
+    folder = saved(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    outside = tmp_path / "outside.faiss"
+    outside.write_bytes(next(folder.glob("index-*.faiss")).read_bytes())
+    name = {
+        "absolute": str(outside),
+        "parent": "../outside.faiss",
+        "nested": "sub/../../outside.faiss",
+        "symlink": "index-link.faiss",
+    }[where]
+    if where == "symlink":
+        (folder / name).symlink_to(outside)
+    old = manifest["files"]["index"]
+    manifest["files"]["index"] = name
+    manifest["sha256"][name] = manifest["sha256"].pop(old)
+    manifest["bytes"][name] = manifest["bytes"].pop(old)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    touched: list[str] = []
+    real_digest = experience._digest
+
+    def recording_digest(path: str) -> tuple[str, int]:
+        touched.append(path)
+        return real_digest(path)
+
+    monkeypatch.setattr(experience, "_digest", recording_digest)
+    with pytest.raises(MemoryFileError, match="leaves the memory folder"):
+        StateMemory.load(folder)
+    assert not any("outside" in path or "link" in path for path in touched), touched

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 import os
-import time
 
 import numpy as np
 import pytest
+from helpers import FakeClock
 
 from pokegym.actions import ActionCodec
 from pokegym.agents import register_agent
@@ -57,14 +57,28 @@ def battle_position(seed: int = 3, turn: int = 3):
 
 
 class RoleModel(ScriptedModel):
-    """Scores by prompt kind: actions (a chosen label), opponent, value buckets."""
+    """Scores by prompt kind: actions (a chosen label), opponent, value buckets.
 
-    def __init__(self, favourite: str | None = None, delay: float = 0.0):
+    ``delay``: seconds each call (or batched call) costs, reported by advancing ``clock``
+    (a :class:`helpers.FakeClock`) rather than by sleeping.
+    """
+
+    def __init__(
+        self, favourite: str | None = None, delay: float = 0.0, clock: FakeClock | None = None
+    ):
         super().__init__(scores=self._scores_for)
         self.favourite = favourite
         self.delay = delay
+        self.clock = clock
         self.kinds: list[str] = []
         self.batches = 0
+        self.calls: list[tuple[float, float]] = []  # (start, end) on the clock
+
+    def _spend(self) -> None:
+        if self.clock is not None and self.delay:
+            start = self.clock()
+            self.clock.advance(self.delay)
+            self.calls.append((start, self.clock()))
 
     def _scores_for(self, prefix, options):
         text = prefix[-1]["content"]
@@ -79,11 +93,11 @@ class RoleModel(ScriptedModel):
         return [5.0 if o == self.favourite else -float(i) for i, o in enumerate(options)]
 
     def score(self, prefix, options):
-        time.sleep(self.delay)
+        self._spend()
         return super().score(prefix, options)
 
     def score_batch(self, requests):  # one batched pass: one delay
-        time.sleep(self.delay)
+        self._spend()
         self.batches += 1
         return [ScriptedModel.score(self, r.prefix, r.options) for r in requests]
 
@@ -154,19 +168,32 @@ def test_leaf_text_and_value_expectation():
         session.close()
 
 
-def test_slow_backend_still_answers_in_time():
+def test_slow_backend_still_answers_in_time(monkeypatch):
+    """The deadline logic on a clock that only the model moves: each call costs 1 s of
+    a 2 s limit. Calls not expected to end before the deadline are not started, the
+    search keeps the deepest depth it completed, and the order comes at once."""
+    import policies.llm_common
+    import policies.pokechamp
+    import policies.search
+
     session, battle = battle_position(seed=7)
     try:
-        slow = RoleModel(delay=1.0)
+        clock = FakeClock()
+        clock.install(monkeypatch, policies.search, policies.pokechamp, policies.llm_common)
+        slow = RoleModel(delay=1.0, clock=clock)
         policy = PokeChampPolicy(model=slow, depth=2, time_limit=2.0)
-        start = time.monotonic()
+        start = clock()
         order = policy.choose(battle)
-        elapsed = time.monotonic() - start
         assert order.order in (*battle.available_moves, *battle.available_switches)
-        # One model call may start before the deadline (it is not interrupted); nothing
-        # expected to end after it is started.
-        assert elapsed < 2.0 + 0.5, policy.last_log
-        assert len(slow.kinds) <= 2
+        deadline = policy._deadline.at
+        assert start < deadline <= start + 2.0
+        # The first call has no estimate yet and is made; after it, a call is started only
+        # while its expected cost still fits before the deadline.
+        assert slow.calls and slow.calls[0][0] == start
+        for began, _ in slow.calls[1:]:
+            assert deadline - began > 1.0, (slow.calls, deadline)
+        assert clock() <= deadline, policy.last_log  # no call ran past the deadline
+        assert len(slow.calls) <= 2 and policy.llm.usage.deadline_misses >= 1
         tree = policy.last_search.last_tree
         assert tree.depth_completed >= 1 and tree.chosen in tree.candidates
     finally:
@@ -188,7 +215,7 @@ def test_pokechamp_plays_real_battles_with_the_scripted_backend():
     assert record["battles"] == 2 and record["timeouts"] == 0
     stats = result.agent_stats["pokechamp_scripted"]
     assert stats.usage["calls"] > stats.decisions  # proposer + opponent + leaf batches
-    assert max(stats.latencies) < 15.0
+    assert len(stats.latencies) == stats.decisions
 
 
 def test_bad_options_are_refused():
@@ -216,16 +243,16 @@ def _bundle_installed() -> bool:
     not _bundle_installed() and not os.environ.get("CI"),
     reason="the qwen-0.5b bundle is not installed (in CI, where make installs it, this fails)",
 )
-def test_one_real_model_decision_in_time():
+def test_one_real_model_decision():
+    """The real model through every role of one decision. How long it takes depends on
+    the machine (benchmarks/bench_llm.py measures it); the deadline logic is tested with a
+    scripted model and a fake clock above."""
     session, battle = battle_position(seed=11)
     try:
         policy = PokeChampPolicy(model="qwen-0.5b", model_threads=1, depth=1, time_limit=90)
         assert policy.llm.model is not None  # load outside the decision clock
-        start = time.monotonic()
         order = policy.choose(battle)
-        elapsed = time.monotonic() - start
         assert order.order in (*battle.available_moves, *battle.available_switches)
-        assert elapsed < 90
         usage = policy.pop_usage()
         assert usage["calls"] >= 1 and usage["tokens_in"] > 500, usage
         assert "our candidates" in policy.last_log

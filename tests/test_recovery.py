@@ -1,17 +1,24 @@
-"""A dead or stalled simulator raises promptly, and the next reset() recovers."""
+"""A dead or stalled simulator raises promptly, and the next reset() recovers.
+
+"Promptly" is checked by the error's type and message, never by a stopwatch: a dead
+process is noticed at once (SimulatorError), while waiting for it would end in
+BattleTimeoutError after the simulator's limit (kept far above the test's own timeout
+where it matters); a stall ends with BattleTimeoutError naming the limit it waited.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
-import time
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from helpers import play_episode
 
 from pokegym.env import ShowdownEnv
 from pokegym.errors import BattleTimeoutError, SimulatorError
+from pokegym.showdown.simulator import shared_simulator
 from pokegym.vector import ShowdownVectorEnv
 
 
@@ -39,10 +46,8 @@ def test_crash_command_mid_battle(private_simulator):
         sim.call([["crash"]])
     assert not sim.is_running()
 
-    started = time.monotonic()
     with pytest.raises(SimulatorError, match="reset"):
         env.step(first_legal(obs))
-    assert time.monotonic() - started < 5
 
     # The next reset starts a new process; battles work again and replay as before.
     episode = play_episode(env, seed=1)
@@ -58,10 +63,8 @@ def test_killed_process_mid_battle(private_simulator):
     obs, _ = env.reset(seed=2)
     old_pid = sim.pid
     os.kill(old_pid, signal.SIGKILL)
-    started = time.monotonic()
     with pytest.raises(SimulatorError):
         env.step(first_legal(obs))
-    assert time.monotonic() - started < 5
     obs, info = env.reset(seed=2)
     assert sim.pid != old_pid and info["turn"] == 1
     _, _, _, _, info = env.step(first_legal(obs))
@@ -93,11 +96,8 @@ def test_stalled_simulator_times_out(private_simulator):
     stalled_pid = sim.pid
     os.kill(stalled_pid, signal.SIGSTOP)
     try:
-        started = time.monotonic()
-        with pytest.raises(BattleTimeoutError, match="stalled"):
+        with pytest.raises(BattleTimeoutError, match=r"within 1 s .*stalled"):
             env.step(first_legal(obs))
-        elapsed = time.monotonic() - started
-        assert 1.0 <= elapsed < 6.0
         # The stalled process was stopped for good.
         assert not sim.is_running()
         assert not pid_alive(stalled_pid)
@@ -117,10 +117,8 @@ def test_stalled_simulator_times_out(private_simulator):
 def test_stalled_command_times_out_at_the_simulator(private_simulator):
     sim = private_simulator(timeout=30)
     os.kill(sim.pid, signal.SIGSTOP)
-    started = time.monotonic()
-    with pytest.raises(BattleTimeoutError):
+    with pytest.raises(BattleTimeoutError, match=r"within 0\.5 s"):
         sim.call([["ping"]], timeout=0.5)
-    assert time.monotonic() - started < 6.0
     assert not sim.is_running()
     sim.ensure_running()
     assert sim.call([["ping"]]) == ["pong"]
@@ -136,10 +134,8 @@ def test_vector_env_recovers_from_crashed_simulators():
         for sim in env.simulators:
             with pytest.raises(SimulatorError):
                 sim.call([["crash"]])
-        started = time.monotonic()
         with pytest.raises(SimulatorError):
             env.step(np.array([first_legal({"action_mask": m}) for m in obs["action_mask"]]))
-        assert time.monotonic() - started < 5
         obs, info = env.reset(seed=5)
         assert all(sim.is_running() for sim in env.simulators)
         assert (info["turn"] == 1).all()
@@ -165,3 +161,62 @@ def test_vector_env_recovers_from_a_killed_simulator():
         assert env.observation_space.contains(obs)
     finally:
         env.close()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("own_simulator", [False, True], ids=["shared", "own"])
+def test_the_env_timeout_applies_on_the_sim_backend(private_simulator, own_simulator):
+    """``timeout=`` bounds every answer of the battle's simulator, the process-wide one
+    included (it used to keep its own 60 s): a frozen simulator ends the step with
+    BattleTimeoutError quoting the env's limit, and every later step() repeats that error
+    instead of reporting a battle out of sync."""
+    # Warm the simulator with a normal limit: a cold process loads Showdown's data first.
+    sim = private_simulator(timeout=60) if own_simulator else shared_simulator()
+    warm = ShowdownEnv("gen9randombattle", simulator=sim)
+    warm.reset(seed=4)
+    warm.close()
+    if own_simulator:
+        env = ShowdownEnv("gen9randombattle", timeout=3, simulator=sim)
+    else:
+        env = gym.make("Showdown-Gen9RandomBattle", timeout=3)
+    obs, _ = env.reset(seed=4)
+    frozen = sim.pid
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        with pytest.raises(BattleTimeoutError, match="within 3 s") as first:
+            env.step(first_legal(obs))
+        assert not pid_alive(frozen)
+        for _ in range(2):
+            with pytest.raises(BattleTimeoutError, match=r"within 3 s.*reset") as again:
+                env.step(first_legal(obs))
+            assert str(first.value) in str(again.value)
+    finally:
+        if sim.pid == frozen:
+            os.kill(frozen, signal.SIGCONT)
+    obs, info = env.reset(seed=4)
+    assert sim.pid != frozen and info["turn"] == 1
+    env.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_lost_battle_repeats_its_error_in_the_two_player_env(private_simulator):
+    from pokegym.parallel_env import ShowdownParallelEnv
+
+    sim = private_simulator(timeout=60)
+    warm = ShowdownEnv("gen9randombattle", simulator=sim)  # a cold process loads its data
+    warm.reset(seed=6)
+    warm.close()
+    env = ShowdownParallelEnv("gen9randombattle", simulator=sim, timeout=3)
+    observations, _ = env.reset(seed=6)
+    actions = {agent: first_legal(observations[agent]) for agent in env.agents}
+    frozen = sim.pid
+    os.kill(frozen, signal.SIGSTOP)
+    try:
+        with pytest.raises(BattleTimeoutError, match="within 3 s"):
+            env.step(actions)
+        with pytest.raises(BattleTimeoutError, match=r"within 3 s.*reset"):
+            env.step(actions)
+    finally:
+        if sim.pid == frozen:
+            os.kill(frozen, signal.SIGCONT)
+    env.close()

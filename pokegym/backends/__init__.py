@@ -51,8 +51,9 @@ class SimBackend(Backend):
     name = "sim"
     deterministic = True
 
-    def __init__(self, simulator: Simulator | None = None):
+    def __init__(self, simulator: Simulator | None = None, *, timeout: float | None = None):
         self.simulator = simulator or shared_simulator()
+        self.timeout = timeout  # per battle; None: the simulator's own limit
 
     def start(
         self,
@@ -62,7 +63,9 @@ class SimBackend(Backend):
         seeds: tuple[int, int, int],
         log: str | None = None,
     ) -> BattleSession:
-        return SimBattleSession(self.simulator, fmt, teams=teams, seeds=seeds, log=log)
+        return SimBattleSession(
+            self.simulator, fmt, teams=teams, seeds=seeds, log=log, timeout=self.timeout
+        )
 
     def ensure_running(self) -> None:
         self.simulator.ensure_running()
@@ -73,15 +76,21 @@ def make_backend(
     *,
     server_url: str | None = None,
     simulator: Simulator | None = None,
-    timeout: float = 60.0,
+    timeout: float | None = None,
 ) -> Backend:
-    """A backend by name: ``"sim"`` or ``"server"`` (local server, or ``server_url``)."""
+    """A backend by name: ``"sim"`` or ``"server"`` (local server, or ``server_url``).
+
+    ``timeout``: seconds a battle may wait for an answer (None: the simulator's own
+    limit, 60 s unless it was built with another; 60 s on a server).
+    """
     if isinstance(backend, Backend):
         return backend
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if backend == "sim":
-        return SimBackend(simulator)
+        return SimBackend(simulator, timeout=timeout)
     if backend == "server":
         from pokegym.backends.server import ServerBackend
 
-        return ServerBackend(server_url=server_url, timeout=timeout)
+        return ServerBackend(server_url=server_url, timeout=60.0 if timeout is None else timeout)
     raise ValueError(f"Unknown backend {backend!r}: use 'sim' (default) or 'server'.")

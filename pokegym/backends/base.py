@@ -23,7 +23,13 @@ import orjson
 from poke_env.battle import Battle, Pokemon, PokemonType
 from poke_env.teambuilder import Teambuilder
 
-from pokegym.errors import IllegalActionError
+from pokegym.errors import (
+    BattleTimeoutError,
+    IllegalActionError,
+    PokegymError,
+    ServerError,
+    SimulatorError,
+)
 from pokegym.formats import BattleFormat
 
 logger = logging.getLogger("pokegym.battle")
@@ -231,6 +237,18 @@ class BattleSession(ABC):
 
     fmt: BattleFormat
     views: tuple[PlayerView, PlayerView]
+    failure: PokegymError | None = None
+    """The error that lost this battle (its simulator or server died or stalled), if any."""
+
+    def raise_if_failed(self) -> None:
+        """Raise again, with its own type, the error that lost this battle (if one did).
+
+        A battle whose simulator or server failed mid-step cannot go on; every later
+        step says so in the same words rather than as a battle out of sync.
+        """
+        failure = self.failure
+        if failure is not None:
+            raise type(failure)(f"This battle was lost to an earlier error: {failure}")
 
     @property
     def battles(self) -> tuple[Battle, Battle]:
@@ -262,13 +280,18 @@ class BattleSession(ABC):
             IllegalActionError: Showdown rejected a choice as invalid (the side must
                 choose again; the battle is unchanged).
         """
+        self.raise_if_failed()
         for side in choices:
             if not self.needs_choice(side):
                 raise IllegalActionError(
                     f"Side {ROLES[side]} has no decision to make now (it waits for the "
                     "opponent, or the battle is over)."
                 )
-        self._send(choices)
+        try:
+            self._send(choices)
+        except (SimulatorError, BattleTimeoutError, ServerError) as exc:
+            self.failure = exc
+            raise
         for side in choices:
             view = self.views[side]
             if view.error is not None and not view.unavailable:

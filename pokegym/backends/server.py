@@ -355,7 +355,7 @@ class ServerBackend(Backend):
                     if not raise_on_timeout:
                         return
                     raise BattleTimeoutError(
-                        f"The Showdown server did not deliver {what} within {limit:.0f} s."
+                        f"The Showdown server did not deliver {what} within {limit:g} s."
                     )
                 sending = self._sending
                 if sending is not None and sending.done() and sending.exception() is not None:

@@ -46,6 +46,9 @@ class SimBattleSession(BattleSession):
             seeds only matter in random-team formats.
         log: keep the spectator log ("spectator") or the omniscient log ("omniscient")
             for replays and analysis.
+        timeout: seconds each answer of the simulator may take in this battle before it
+            is declared stalled (:class:`~pokegym.errors.BattleTimeoutError`); None: the
+            simulator's own limit. Battles sharing a process each keep their own.
     """
 
     def __init__(
@@ -58,9 +61,11 @@ class SimBattleSession(BattleSession):
         log: str | None = None,
         names: tuple[str, str] = PLAYER_NAMES,
         start: bool = True,
+        timeout: float | None = None,
     ):
         simulator.ensure_running()
         self.simulator = simulator
+        self.timeout = timeout
         self.fmt = fmt
         self.battle_id = simulator.new_battle_id()
         self._generation = simulator.generation
@@ -82,7 +87,7 @@ class SimBattleSession(BattleSession):
         #: The simulator command that opens the battle (sent now, or batched by the caller).
         self.start_command: list[Any] = ["start", self.battle_id, spec]
         if start:
-            self.absorb(simulator.call([self.start_command])[0], starting=True)
+            self.absorb(simulator.call([self.start_command], timeout=timeout)[0], starting=True)
 
     # The start and every write return
     # [p1 text, p2 text, log text, ended, errors, p1 requests, p2 requests].
@@ -126,7 +131,7 @@ class SimBattleSession(BattleSession):
         text = "\n".join(self.write_command(side, choice) for side, choice in choices.items())
         for side in choices:
             self.views[side].needs_choice = False
-        result = self.simulator.call([["write", self.battle_id, text]])[0]
+        result = self.simulator.call([["write", self.battle_id, text]], timeout=self.timeout)[0]
         self._absorb(result)
 
     # Batched stepping for vector environments: many battles, one round trip.
@@ -151,7 +156,7 @@ class SimBattleSession(BattleSession):
         self._closed = True
         if self.simulator.generation == self._generation and self.simulator.is_running():
             with contextlib.suppress(SimulatorError):  # a dead process holds no battles
-                self.simulator.call([["close", self.battle_id]])
+                self.simulator.call([["close", self.battle_id]], timeout=self.timeout)
 
     def close_command(self) -> list[Any] | None:
         """A batched close (vector envs); marks the session closed."""
@@ -164,7 +169,7 @@ class SimBattleSession(BattleSession):
         """Both sides' full sets as Showdown holds them (species, item, ability, moves,
         nature, EVs, IVs, level, Tera Type): the omniscient view, for analysis."""
         self._check_alive()
-        result = self.simulator.call([["teams", self.battle_id]])[0]
+        result = self.simulator.call([["teams", self.battle_id]], timeout=self.timeout)[0]
         if isinstance(result, dict):
             raise SimulatorError(
                 f"The simulator failed on battle {self.battle_id}: {result['error']}"

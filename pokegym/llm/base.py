@@ -42,6 +42,10 @@ class BundleChecksumError(ModelBundleError):
     """The assembled weight file does not have the sha256 the bundle promises."""
 
 
+class ConvertedModelError(ModelBundleError):
+    """A bundle's converted checkpoint folder differs from what its conversion wrote."""
+
+
 class EndpointError(LLMError):
     """An HTTP model endpoint could not be reached or answered with an error."""
 

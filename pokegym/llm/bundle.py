@@ -5,12 +5,22 @@ only content is a slice of a GGUF file. They are never imported: their files are
 found through ``importlib.metadata``, concatenated in part order, and the result must
 have the sha256 of the official file or nothing is loaded. The GGUF is then converted
 once (dequantised, stored as bfloat16 safetensors with its tokenizer) into
-``$POKEGYM_HOME/models/<bundle>-<sha256 prefix>/``; later loads read that checkpoint
+``$POKEGYM_HOME/models/<bundle>-<sha256 prefix>-v2/``; later loads read that checkpoint
 directly, which takes a few seconds.
+
+The converted folder is not trusted on its marker file alone: the marker
+(``pokegym-bundle.json``) lists every file of the folder with its size and sha256, and
+each load checks them first. Hashing a gigabyte at every load would cost seconds, so a
+file whose size and status (modification and change times, inode) are those recorded
+after its last full hash is taken as unchanged; any other file is hashed in full again.
+A file that differs, is missing or was added raises :class:`ConvertedModelError`, which
+says how to convert again (``pokegym llm check --model NAME --reconvert``). Folders of
+older pokegym versions (without ``-v2``, no digests) are left alone and can be deleted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -21,10 +31,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pokegym.llm.base import BackendNotAvailableError, BundleChecksumError, ModelBundleError
+from pokegym.llm.base import (
+    BackendNotAvailableError,
+    BundleChecksumError,
+    ConvertedModelError,
+    ModelBundleError,
+)
 from pokegym.showdown.install import cache_home, file_lock
 
 _MARKER = "pokegym-bundle.json"
+_STAMPS = ".pokegym-verified.json"  # file status at the last full verification
+CONVERSION_VERSION = 2  # 2: the marker lists every file's size and sha256
 
 
 @dataclass(frozen=True)
@@ -45,7 +62,7 @@ class Bundle:
 
     @property
     def checkpoint_dir(self) -> Path:
-        return cache_home() / "models" / f"{self.name}-{self.sha256[:12]}"
+        return cache_home() / "models" / f"{self.name}-{self.sha256[:12]}-v{CONVERSION_VERSION}"
 
 
 BUNDLES: dict[str, Bundle] = {
@@ -143,24 +160,32 @@ def assemble(parts: list[Path], destination: Path, expected_sha256: str, name: s
 
 
 def is_converted(bundle: Bundle) -> bool:
+    """Whether the bundle's converted folder exists (see :func:`verify_checkpoint`)."""
     return (bundle.checkpoint_dir / _MARKER).is_file()
 
 
-def ensure_checkpoint(name: str, *, quiet: bool = True) -> Path:
+def ensure_checkpoint(name: str, *, quiet: bool = True, reconvert: bool = False) -> Path:
     """The converted checkpoint folder of bundle ``name``, converting it on first use.
 
-    First use: locate the parts, assemble and verify them, load the GGUF with
-    transformers (dequantising it), and save bfloat16 safetensors plus the tokenizer.
-    The folder appears atomically (built aside, then renamed) under a file lock, so
-    concurrent processes convert once.
+    First use (or ``reconvert``): locate the parts, assemble and verify them, load the
+    GGUF with transformers (dequantising it), and save bfloat16 safetensors plus the
+    tokenizer, with the digest of every file in the marker. The folder appears
+    atomically (built aside, then renamed) under a file lock, so concurrent processes
+    convert once. Later uses verify the folder first (:func:`verify_checkpoint`).
+
+    Raises:
+        ConvertedModelError: the converted folder was changed since its conversion.
     """
     bundle = get_bundle(name)
     target = bundle.checkpoint_dir
-    if is_converted(bundle):
+    if is_converted(bundle) and not reconvert:
+        verify_checkpoint(bundle)
         return target
     parts = part_files(bundle)  # before the lock: a missing bundle fails fast
+    target.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(target.parent / f".{target.name}.lock"):
-        if is_converted(bundle):
+        if is_converted(bundle) and not reconvert:
+            verify_checkpoint(bundle)
             return target
         work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
         try:
@@ -171,23 +196,122 @@ def ensure_checkpoint(name: str, *, quiet: bool = True) -> Path:
             out = work / "checkpoint"
             _convert_gguf(gguf, out)
             gguf.unlink()
-            (out / _MARKER).write_text(
-                json.dumps(
-                    {
-                        "bundle": bundle.name,
-                        "description": bundle.description,
-                        "sha256": bundle.sha256,
-                        "dtype": "bfloat16",
-                        "seconds": round(time.perf_counter() - start, 1),
-                    }
-                )
-            )
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(out, target)
+            install_converted(out, bundle, seconds=time.perf_counter() - start)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def install_converted(folder: Path, bundle: Bundle, *, seconds: float) -> Path:
+    """Record the digest of every file of a freshly converted ``folder`` in its marker
+    and move it into place as the bundle's checkpoint (replacing an older one)."""
+    files = {}
+    stamps = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(folder).as_posix()
+        if relative in (_MARKER, _STAMPS):
+            continue
+        files[relative] = {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
+        stamps[relative] = _stamp(path)
+    marker = {
+        "bundle": bundle.name,
+        "description": bundle.description,
+        "sha256": bundle.sha256,
+        "dtype": "bfloat16",
+        "seconds": round(seconds, 1),
+        "conversion_version": CONVERSION_VERSION,
+        "files": files,
+    }
+    (folder / _MARKER).write_text(json.dumps(marker, indent=1))
+    (folder / _STAMPS).write_text(json.dumps(stamps))
+    target = bundle.checkpoint_dir
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(folder, target)
+    return target
+
+
+def verify_checkpoint(bundle: Bundle) -> None:
+    """Check the converted folder against the digests recorded at its conversion.
+
+    Sizes always; the sha256 of every file whose status changed since it was last
+    hashed (module docstring).
+
+    Raises:
+        ConvertedModelError: a file differs, is missing or was added, or the marker is
+            damaged. The folder is left as it is.
+    """
+    folder = bundle.checkpoint_dir
+    advice = (
+        f"Convert it again with `pokegym llm check --model {bundle.name} --reconvert` (or "
+        f"delete {folder}; the next use converts it)."
+    )
+
+    def refuse(what: str) -> ConvertedModelError:
+        return ConvertedModelError(
+            f"The converted {bundle.name} model in {folder} {what}. {advice}"
+        )
+
+    try:
+        marker = json.loads((folder / _MARKER).read_text())
+    except (OSError, ValueError) as exc:
+        raise refuse(f"has an unreadable {_MARKER} ({exc})") from None
+    files = marker.get("files") if isinstance(marker, dict) else None
+    if not isinstance(files, dict) or not files or not all(
+        isinstance(entry, dict) and isinstance(entry.get("bytes"), int)
+        and isinstance(entry.get("sha256"), str) for entry in files.values()
+    ):  # fmt: skip
+        raise refuse(f"has no digest of its files in {_MARKER}")
+    present = {
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and p.name != _MARKER
+    }
+    if present - set(files):
+        raise refuse(
+            f"holds files it was not converted with ({', '.join(sorted(present - set(files)))})"
+        )
+    try:
+        stamps = json.loads((folder / _STAMPS).read_text())
+        stamps = stamps if isinstance(stamps, dict) else {}
+    except (OSError, ValueError):
+        stamps = {}
+    changed = False
+    for name, entry in files.items():
+        path = folder / name
+        if not path.is_file():
+            raise refuse(f"lacks {name}")
+        size = path.stat().st_size
+        if size != entry["bytes"]:
+            raise refuse(
+                f"has {name} of {size} bytes, not the {entry['bytes']} it was converted with"
+            )
+        stamp = _stamp(path)
+        if stamps.get(name) == stamp:
+            continue
+        if file_sha256(path) != entry["sha256"]:
+            raise refuse(f"has {name} changed since its conversion (its sha256 differs)")
+        stamps[name] = stamp
+        changed = True
+    if changed:
+        with contextlib.suppress(OSError):  # a read-only cache: verified again next time
+            tmp = folder / f"{_STAMPS}.tmp"
+            tmp.write_text(json.dumps(stamps))
+            os.replace(tmp, folder / _STAMPS)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _stamp(path: Path) -> list[int]:
+    """What changes whenever a file's content is written (ctime cannot be set back)."""
+    info = path.stat()
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
 
 
 def _convert_gguf(gguf: Path, out: Path) -> None:

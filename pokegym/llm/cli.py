@@ -1,6 +1,6 @@
 """``pokegym llm ...``: check that a model loads and how fast it runs here.
 
-pokegym llm check [--model qwen-0.5b] [--dtype bfloat16] [--prompt-tokens 1500]
+pokegym llm check [--model qwen-0.5b] [--dtype bfloat16] [--prompt-tokens 1500] [--reconvert]
 pokegym llm list
 """
 
@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--prompt-tokens", type=int, default=1500, help="prefill length")
     check.add_argument("--decode-tokens", type=int, default=32, help="tokens to generate")
     check.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    check.add_argument(
+        "--reconvert", action="store_true", help="convert a bundle again (replacing its folder)"
+    )
     sub.add_parser("list", help="the offline model bundles and whether they are installed")
     return parser
 
@@ -64,10 +67,13 @@ def _check(args: argparse.Namespace) -> int:
             f"model       {bundle.name}: {bundle.description}, {len(parts)} parts, sha256 "
             f"{bundle.sha256[:16]}... verified in {time.perf_counter() - start:.1f} s"
         )
-        converted = is_converted(bundle)
+        converted = is_converted(bundle) and not args.reconvert
         start = time.perf_counter()
-        folder = ensure_checkpoint(bundle.name, quiet=False)
-        note = "cached" if converted else f"converted now in {time.perf_counter() - start:.1f} s"
+        folder = ensure_checkpoint(bundle.name, quiet=False, reconvert=args.reconvert)
+        note = (
+            "cached, verified" if converted
+            else f"converted now in {time.perf_counter() - start:.1f} s"
+        )  # fmt: skip
         print(f"checkpoint  {folder} ({note})")
         name = bundle.name
     else:

@@ -229,7 +229,7 @@ class Simulator:
             if remaining <= 0:
                 self._kill(graceful=False)
                 raise BattleTimeoutError(
-                    f"The Showdown simulator did not answer within {timeout:.0f} s (a stalled "
+                    f"The Showdown simulator did not answer within {timeout:g} s (a stalled "
                     "battle). The process was stopped; the next reset() starts a new one."
                 )
             ready, _, _ = select.select([fd], [], [], remaining)
@@ -341,7 +341,7 @@ def wait_for_answers(simulators: Sequence[Simulator], timeout: float) -> list[Si
             for sim in simulators:
                 sim._kill(graceful=False)
             raise BattleTimeoutError(
-                f"No Showdown simulator answered within {timeout:.0f} s (a stalled battle). "
+                f"No Showdown simulator answered within {timeout:g} s (a stalled battle). "
                 "The processes were stopped; the next reset() starts new ones."
             )
         readable, _, _ = select.select(simulators, [], [], remaining)

@@ -54,8 +54,24 @@ class Team:
 
     @classmethod
     def from_file(cls, path: str | Path, archetype: str = "") -> Team:
+        """Read a team file (UTF-8 text, as Showdown's teambuilder exports it).
+
+        Raises:
+            InvalidTeamError: the file cannot be read or is not UTF-8 text.
+        """
         path = Path(path)
-        return cls(text=path.read_text(encoding="utf-8"), name=path.stem, archetype=archetype)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidTeamError(
+                f"The team file {path} is not UTF-8 text (byte {exc.start}: {exc.reason}). "
+                "Save it as UTF-8 (Showdown's export is), or paste the export text."
+            ) from None
+        except OSError as exc:
+            raise InvalidTeamError(
+                f"The team file {path} cannot be read ({exc.strerror or exc})."
+            ) from None
+        return cls(text=text, name=path.stem, archetype=archetype)
 
 
 def load_team(source: str | Path | Team) -> Team:

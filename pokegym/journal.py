@@ -1,0 +1,226 @@
+"""The battles of a tournament as they finish: one JSON line each, so none is lost.
+
+``pokegym compare`` writes ``OUT/battles.jsonl`` while it plays. The first line
+describes the tournament (everything that decides a battle's outcome: agents, format,
+battles per pair, pairs, mirror, seed, clock, turn limit, teams); every further line is
+one finished battle: its :class:`~pokegym.arena.BattleRecord` fields and, under
+``"agents"``, the decision statistics of both players in that battle (decisions,
+latencies in seconds, usage such as LLM tokens, type alignment). A line is written with
+one ``write`` call on a file opened for appending, as soon as the battle ends, so an
+interrupted run (Ctrl-C, SIGTERM, a killed process, a crash) keeps every battle that
+finished. A last line cut short by a killed process is dropped when the file is read.
+
+Running the same tournament again with the same file resumes it: the battles already in
+the file are not played again, and the results are computed from all of them. A file
+written for another tournament is refused (:class:`JournalMismatchError`), and so is a
+file that another process is writing (an exclusive ``flock`` while it is open).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pokegym.errors import PokegymError
+
+if TYPE_CHECKING:
+    from pokegym.arena import AgentStats, BattleRecord
+
+JOURNAL_NAME = "battles.jsonl"
+JOURNAL_FORMAT = "pokegym-arena-battles"
+JOURNAL_VERSION = 1
+
+
+class JournalError(PokegymError):
+    """A battles file cannot be read, written or shared."""
+
+
+class JournalMismatchError(JournalError):
+    """A battles file holds the battles of another tournament."""
+
+
+@dataclass
+class PlayedBattle:
+    """One finished battle as the journal keeps it."""
+
+    record: BattleRecord
+    stats: dict[str, AgentStats]
+    """Decision statistics of the battle's players, by agent name."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self.record), "agents": {n: asdict(s) for n, s in self.stats.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PlayedBattle:
+        from pokegym.arena import AgentStats, BattleRecord
+
+        names = {f.name for f in fields(BattleRecord)}
+        values = {k: v for k, v in data.items() if k in names}
+        values["pair"] = tuple(values["pair"])
+        stat_names = {f.name for f in fields(AgentStats)}
+        stats = {
+            name: AgentStats(**{k: v for k, v in entry.items() if k in stat_names})
+            for name, entry in data.get("agents", {}).items()
+        }
+        return cls(BattleRecord(**values), stats)
+
+
+def describe_differences(found: dict[str, Any], expected: dict[str, Any]) -> str:
+    """``key: found there, expected here`` for every key that differs."""
+    keys = [k for k in {**expected, **found} if found.get(k) != expected.get(k)]
+    return "; ".join(f"{k}: {found.get(k)!r} there, {expected.get(k)!r} now" for k in keys)
+
+
+class BattleJournal:
+    """The battles file of one tournament, open for appending (see the module docstring).
+
+    Args:
+        path: the file (created with its header when missing).
+        identity: what must match for the file's battles to count (from
+            :meth:`pokegym.arena.Arena.identity`).
+
+    Raises:
+        JournalMismatchError: the file was written for another tournament.
+        JournalError: the file is damaged, unreadable, or open in another process.
+    """
+
+    def __init__(self, path: str | Path, identity: dict[str, Any]):
+        self.path = Path(path)
+        self.identity = json.loads(json.dumps(identity))  # as it reads back from JSON
+        self.battles: list[PlayedBattle] = []
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise JournalError(f"Cannot open {self.path} ({exc.strerror or exc}).") from None
+        try:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise JournalError(
+                    f"{self.path} is being written by another process (a run of the same "
+                    "tournament?). Wait for it to end, or use another output folder."
+                ) from None
+            self._read()
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    # ------------------------------------------------------------------ reading
+    def _read(self) -> None:
+        with open(self._fd, "rb", closefd=False) as handle:
+            handle.seek(0)
+            data = handle.read()
+        if not data:
+            header = {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION,
+                      "tournament": self.identity}  # fmt: skip
+            self._write_line(header)
+            return
+        lines = data.split(b"\n")
+        complete = lines[:-1]
+        if lines[-1]:
+            # A last line without its newline: the process died while writing it.
+            os.ftruncate(self._fd, len(data) - len(lines[-1]))
+        if not complete:  # only a header cut short: a new file
+            header = {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION,
+                      "tournament": self.identity}  # fmt: skip
+            self._write_line(header)
+            return
+        header = self._parse(complete[0], 1)
+        if header.get("format") != JOURNAL_FORMAT or header.get("version") != JOURNAL_VERSION:
+            raise JournalError(
+                f"{self.path} is not a version-{JOURNAL_VERSION} battles file of pokegym "
+                f"compare (format {header.get('format')!r}, version {header.get('version')!r}). "
+                "Use another output folder."
+            )
+        found = header.get("tournament")
+        if found != self.identity:
+            differences = describe_differences(
+                found if isinstance(found, dict) else {}, self.identity
+            )
+            raise JournalMismatchError(
+                f"{self.path} holds the battles of another tournament ({differences}). Use "
+                "another --out folder for this one, or the same options to resume that one."
+            )
+        seen: set[tuple[tuple[str, str], int]] = set()
+        for number, line in enumerate(complete[1:], start=2):
+            try:
+                battle = PlayedBattle.from_json(self._parse(line, number))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise JournalError(
+                    f"Line {number} of {self.path} is not a battle record ({exc!r}); the file "
+                    "is damaged. Delete that line (or the file, to start over)."
+                ) from None
+            key = (battle.record.pair, battle.record.index)
+            if key not in seen:  # a battle written twice counts once
+                seen.add(key)
+                self.battles.append(battle)
+
+    def _parse(self, line: bytes, number: int) -> dict[str, Any]:
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise JournalError(
+                f"Line {number} of {self.path} is not JSON ({exc}); the file is damaged. Delete "
+                "that line (or the file, to start over)."
+            ) from None
+        if not isinstance(value, dict):
+            raise JournalError(f"Line {number} of {self.path} is not a JSON object.")
+        return value
+
+    # ------------------------------------------------------------------ writing
+    def append(self, record: BattleRecord, stats: dict[str, AgentStats]) -> None:
+        """Write one finished battle (one ``write`` of one line, flushed to the OS)."""
+        battle = PlayedBattle(record, stats)
+        self._write_line(battle.to_json())
+        self.battles.append(battle)
+
+    def _write_line(self, value: dict[str, Any]) -> None:
+        data = (json.dumps(value, default=_plain) + "\n").encode()
+        try:
+            written = os.write(self._fd, data)
+            while written < len(data):  # a regular file takes it in one call in practice
+                written += os.write(self._fd, data[written:])
+        except OSError as exc:
+            raise JournalError(f"Cannot write to {self.path} ({exc.strerror or exc}).") from None
+
+    def close(self) -> None:
+        """Release the file (idempotent)."""
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> BattleJournal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[PlayedBattle]:
+        return iter(self.battles)
+
+    def __len__(self) -> int:
+        return len(self.battles)
+
+
+def _plain(value: Any) -> Any:
+    item = getattr(value, "item", None)  # NumPy scalars
+    if callable(item):
+        return item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+__all__ = [
+    "JOURNAL_NAME",
+    "BattleJournal",
+    "JournalError",
+    "JournalMismatchError",
+    "PlayedBattle",
+]
