@@ -99,22 +99,15 @@ class HeuristicPrior:
         model = self.model
         user = state.sides[side].active_mon
         target = state.sides[1 - side].active_mon
-        moves = [a[1] for a in actions if a[0] == "move"]
         damage: dict[str, float] = {}
-        if moves and user.hp > 0 and target.hp > 0:
-            attacks = []
-            for move in dict.fromkeys(moves):
-                info = model.move_info(move)
-                if info is not None and info.category != "Status":
-                    attacks.append(move)
-            for move, result in zip(attacks, model.damages(state, side, attacks), strict=True):
+        if user.hp > 0 and target.hp > 0 and any(a[0] == "move" for a in actions):
+            for move, result, hit in model.attacks(state, side):
                 if result is None:
                     damage[move] = 0.0
                     continue
-                info = model.move_info(move)
-                hit = model.hit_chance(state, user, target, info) if info is not None else 1.0
-                share = result.expected * hit / max(1.0, target.hp)
-                damage[move] = min(1.0, share) + (self.ko_bonus if share * hit >= 1.0 else 0.0)
+                share = min(1.0, result.expected * hit / max(1.0, target.hp))
+                ko = self.ko_bonus * hit if result.expected >= target.hp else 0.0
+                damage[move] = share + ko
         out = []
         for kind, arg, tera in actions:
             if kind == "move":
@@ -180,6 +173,9 @@ class MCTSPolicy(Policy):
         prior_weight: scale of PUCT's prior term.
         anchor: ``abyssal``: the rule-based agent's choice gets ``anchor_share`` of the
             root prior (PUCT), or ``none``.
+        anchor_margin: with an anchor, the search's most visited action replaces the
+            anchor's only when its mean value is higher by more than this (win chance;
+            1: the search always decides).
         tera: allow Terastallization among our root actions.
     """
 
@@ -201,6 +197,7 @@ class MCTSPolicy(Policy):
         prior_weight: float = 1.0,
         anchor: str = "none",
         anchor_share: float = 0.5,
+        anchor_margin: float = 1.0,
         tera: bool = True,
     ):
         super().__init__(seed)
@@ -231,6 +228,9 @@ class MCTSPolicy(Policy):
         self.prior_name = prior
         self.anchor_name = anchor
         self.anchor_share = float(anchor_share)
+        if not 0.0 <= float(anchor_margin) <= 1.0:
+            raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
+        self.anchor_margin = float(anchor_margin)
         self.tera = bool(tera)
         self.network: Any = None
         if evaluator == "network":
@@ -298,6 +298,11 @@ class MCTSPolicy(Policy):
                             started)  # fmt: skip
         self.last_stats = stats
         action = stats.best(0)
+        if favoured is not None and action != favoured and self.anchor_margin < 1.0:
+            values = dict(zip(stats.actions[0], stats.values[0], strict=True))
+            anchor_value = values.get(favoured, math.nan)  # nan: the search never tried it
+            if not math.isnan(anchor_value) and values[action] - anchor_value <= self.anchor_margin:
+                action = favoured
         self.latencies.append(time.perf_counter() - started)
         self.iteration_counts.append(stats.iterations)
         return orders[action]

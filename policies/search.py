@@ -160,21 +160,11 @@ class HeuristicEvaluator:
 
 def _fastest_ko(model: TransitionModel, state: BattleState, side: int) -> float:
     """Expected turns for ``side``'s active to KO the other with its best move."""
-    attacker = state.sides[side].active_mon
     defender = state.sides[1 - side].active_mon
-    attacks = []
-    for move in attacker.moves:
-        info = model.move_info(move)
-        if info is not None and info.category != "Status":
-            attacks.append((move, info))
-    if not attacks:
-        return math.inf
     best = math.inf
-    results = model.damages(state, side, [move for move, _ in attacks])
-    for (_, info), result in zip(attacks, results, strict=True):
+    for _, result, accuracy in model.attacks(state, side):
         if result is None or result.expected <= 0:
             continue
-        accuracy = model.hit_chance(state, attacker, defender, info)
         if accuracy <= 0:
             continue
         best = min(best, math.ceil(defender.hp / result.expected) / accuracy)

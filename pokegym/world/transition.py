@@ -195,6 +195,7 @@ class TransitionModel:
         self._damage_cache: dict[tuple[Any, ...], Any] = {}
         self._combatants: dict[tuple[Any, ...], Any] = {}
         self._moves: dict[str, MoveInfo | None] = {}
+        self._attacks: dict[int, list[Any]] = {}
 
     def move_info(self, move_id: str) -> MoveInfo | None:
         """The move's :class:`MoveInfo` (None for a move Showdown's data does not list)."""
@@ -652,6 +653,35 @@ class TransitionModel:
                 result = table[move_id] = self._calculate(s, side, move_id)
             results.append(result)
         return results
+
+    def attacks(self, s: BattleState, side: int) -> list[tuple[str, Any, float]]:
+        """``(move, damage result, chance to hit)`` for each attacking move of ``side``'s
+        active against the other active in ``s`` (status moves and moves the data lacks
+        left out). Remembered for the last few states asked about, so an evaluator and a
+        prior looking at the same search node share the work: a state must not be edited
+        after it was asked about (states from :meth:`step` never are)."""
+        memo = self._attacks.get(id(s))
+        if memo is not None and memo[0] is s:
+            found = memo[1 + side]
+            if found is not None:
+                return found
+        else:
+            if len(self._attacks) >= 64:
+                del self._attacks[next(iter(self._attacks))]
+            memo = self._attacks[id(s)] = [s, None, None]
+        user = s.sides[side].active_mon
+        target = s.sides[1 - side].active_mon
+        moves, infos = [], []
+        for move in user.moves:
+            info = self.move_info(move)
+            if info is not None and info.category != "Status":
+                moves.append(move)
+                infos.append(info)
+        results = self.damages(s, side, moves) if moves else []
+        found = [(move, result, self.hit_chance(s, user, target, info))
+                 for move, info, result in zip(moves, infos, results, strict=True)]  # fmt: skip
+        memo[1 + side] = found
+        return found
 
     def _matchup_cache(self, s: BattleState, side: int, exact: bool) -> dict[str, Any]:
         """The cached results of every move tried in this matchup (the two actives, the
