@@ -27,6 +27,9 @@ import http.cookies
 import ipaddress
 import logging
 import secrets
+import signal
+import socket
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -312,42 +315,66 @@ def make_server(
     return uvicorn.Server(config)
 
 
-def check_port(host: str, port: int) -> None:
-    """Raise :class:`PortInUseError` when ``host:port`` cannot be bound."""
-    import socket
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``.
 
+    Raises:
+        PortInUseError: the address cannot be bound (taken, or not this machine's).
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            raise PortInUseError(
-                f"Cannot listen on {host}:{port} ({exc.strerror}); pick another --port."
-            ) from exc
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise PortInUseError(
+            f"Cannot listen on {host}:{port} ({exc.strerror}); pick another --port."
+        ) from exc
+    sock.set_inheritable(True)
+    return sock
 
 
 def serve(
     config: WebConfig, *, host: str = "127.0.0.1", port: int = 8765, replay: bool = False
 ) -> int:
-    """Run the server until Ctrl-C or SIGTERM; 0 after a clean stop."""
+    """Run the server until Ctrl-C or SIGTERM; 0 after a clean stop.
+
+    The address is bound first and the URL printed once the server can answer it.
+    """
     _require_web()
-    check_port(host, port)
-    manager = BattleManager(config)
-    server = make_server(manager, host=host, port=port)
-    shown_host = f"[{host}]" if ":" in host else host
-    url = f"http://{shown_host}:{port}/" + ("replay?name=0" if replay else "")
-    what = (
-        "Replay" if replay else f"{manager.template.fmt.name if manager.template else ''} battles"
-    )
-    print(f"{what} on {url} (Ctrl-C stops the server)", flush=True)
-    if not loopback(host):
-        print(
-            f"Warning: {host} is reachable from other machines and the server has no login.",
-            flush=True,
-        )
+    sock = bind(host, port)
     try:
-        server.run()
+        manager = BattleManager(config)
+    except BaseException:
+        sock.close()
+        raise
+    try:
+        server = make_server(manager, host=host, port=port)
+        shown_host = f"[{host}]" if ":" in host else host
+        url = f"http://{shown_host}:{sock.getsockname()[1]}/" + ("replay?name=0" if replay else "")
+        fmt = manager.template.fmt.name if manager.template is not None else ""
+        what = "Replay" if replay else f"{fmt} battles"
+        print(f"{what} on {url} (Ctrl-C stops the server)", flush=True)
+        if not loopback(host):
+            print(
+                f"Warning: {host} is reachable from other machines and the server has no login.",
+                flush=True,
+            )
+        # uvicorn shuts down gracefully on SIGINT/SIGTERM (battles forfeited and saved),
+        # then raises the signal again: SIGINT ends as Ctrl-C does everywhere in the CLI
+        # (exit 130); SIGTERM, asked for by a service manager, is a clean stop (exit 0).
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, lambda *_: None)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
     finally:
         manager.close()
+        sock.close()
+    print("The server stopped.", flush=True)
     return 0
