@@ -45,7 +45,7 @@ def choice_buttons(driver: Any) -> list[Any]:
     ]
 
 
-def click_a_choice(driver: Any, *, tera: bool = False, last: bool = False) -> bool:
+def click_a_choice(driver: Any, *, tera: bool = False) -> bool:
     """Click one legal choice and wait for the page to take it; False once the battle is
     over (the rating is asked)."""
     wait = WebDriverWait(driver, 120)
@@ -56,7 +56,7 @@ def click_a_choice(driver: Any, *, tera: bool = False, last: bool = False) -> bo
     if tera and toggles and not toggles[0].is_selected():
         toggles[0].click()
     buttons = choice_buttons(driver)
-    button = buttons[-1] if last else buttons[0]
+    button = buttons[0]
     try:
         button.click()
     except StaleElementReferenceException:  # redrawn between the lookup and the click
@@ -138,7 +138,7 @@ def test_two_sessions_at_once(tmp_path):
         while any(going.values()):
             for key, driver in (("first", first), ("second", second)):
                 if going[key]:
-                    going[key] = click_a_choice(driver, last=key == "second")
+                    going[key] = click_a_choice(driver)
             turns += 1
             assert turns < 500
         results = []

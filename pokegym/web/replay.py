@@ -106,6 +106,9 @@ def replay_frames(
     ``events`` are the sentences of what happened since the previous frame.
     """
     battle = ShowdownBattle("battle-replay", replay.players[0], logger, replay.gen)
+    # As for a live battle on the simulator: without a title the opponent stays unnamed.
+    battle.parse_message(["", "init", "battle"])
+    battle.parse_message(["", "title", f"{replay.players[0]} vs. {replay.players[1]}"])
     events = BattleEvents(battle, names)
     frames: list[dict[str, Any]] = []
     result: str | None = None
