@@ -57,6 +57,7 @@ def running_server(
         port = server.servers[0].sockets[0].getsockname()[1]
         yield f"http://127.0.0.1:{port}", manager
     finally:
+        manager.stopping.set()  # as a signal does: open long polls answer at once
         server.should_exit = True
         thread.join(60)
         manager.close()

@@ -188,6 +188,8 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
                 waited += 0.5
                 if await request.is_disconnected():
                     return Response(status_code=204)
+                if manager.stopping.is_set():
+                    break  # the server stops: answer now rather than hold the shutdown
                 web.touch()  # still connected: the page is open
         finally:
             web.unlisten(wake)
@@ -302,6 +304,11 @@ def make_server(
     _require_web()
     import uvicorn
 
+    class Server(uvicorn.Server):  # type: ignore[misc]
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            manager.stopping.set()  # open long polls answer at once
+            super().handle_exit(sig, frame)
+
     app = create_app(manager, hosts=allowed_hosts(host))
     config = uvicorn.Config(
         app,
@@ -312,7 +319,7 @@ def make_server(
         timeout_graceful_shutdown=5,
         access_log=False,
     )
-    return uvicorn.Server(config)
+    return Server(config)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -345,9 +352,13 @@ def serve(
     """
     _require_web()
     sock = bind(host, port)
+    manager: BattleManager | None = None
     try:
         manager = BattleManager(config)
+        manager.warm_up()
     except BaseException:
+        if manager is not None:
+            manager.close()
         sock.close()
         raise
     try:

@@ -371,6 +371,7 @@ class BattleManager:
         self._owns_simulator = simulator is None
         self.simulator = simulator or Simulator()
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
         self.battles: dict[str, WebBattle] = {}
         self.opponents: dict[str, str] = {}
         try:
@@ -396,6 +397,17 @@ class BattleManager:
             self.close()
             raise
 
+    def warm_up(self) -> None:
+        """Start and drop one battle, so that the first person's battle does not pay for
+        the simulator's first team generation (~0.5 s for random-team formats)."""
+        if self.template is None:
+            return
+        import numpy as np
+
+        session = self.template._start_session(np.random.default_rng(0))
+        session.close()
+        self.template.session = None
+
     def game_names(self, gen: int) -> GameNames:
         if gen not in self.names:
             self.names[gen] = GameNames(gen)
@@ -418,6 +430,8 @@ class BattleManager:
         """
         if self.template is None:
             raise WebPlayError("This server only shows replays.")
+        if self.stopping.is_set():
+            raise TooManyBattlesError("The server is stopping; it starts no more battles.")
         if opponent not in self.opponents:
             raise WebPlayError(
                 f"Unknown opponent {opponent!r}; this server offers {', '.join(self.opponents)}."
@@ -535,7 +549,8 @@ class BattleManager:
 
     def close(self, timeout: float = 30.0) -> None:
         """Forfeit every running battle (replays and records are saved), stop the simulator."""
-        battles = self.running() if hasattr(self, "battles") else []
+        self.stopping.set()
+        battles = self.running()
         for web in battles:
             web.stopping.set()
         deadline = time.monotonic() + timeout

@@ -19,6 +19,7 @@ const page = {
   polling: 0,          // a new poll loop bumps this; older loops stop
   clockOffset: 0,      // server time - local time, seconds
   logShown: 0,
+  marked: 0,           // the last decision given a performance mark (for benchmarks)
   tera: false,
   replay: null,
   frame: 0,
@@ -315,6 +316,12 @@ function render(state) {
   else if (state.status === "waiting") setMessage(state.message || "The opponent is choosing…", false);
   else setMessage(state.status === "error" ? state.message : "", state.status === "error");
   drawChoices(state);
+  // User-timing marks (cheap, read by benchmarks/bench_web.py): choices drawn, battle over.
+  if (state.status === "choosing" && state.decision !== page.marked) {
+    page.marked = state.decision;
+    performance.mark(`pokegym:choices:${state.decision}`);
+  }
+  if (ended && page.marked !== -1) { page.marked = -1; performance.mark("pokegym:ended"); }
   $("forfeit-box").hidden = ended;
   $("result").hidden = !ended;
   if (ended) drawResult(state);
@@ -340,6 +347,7 @@ async function sendChoice(number) {
   const state = page.state;
   if (!state || state.status !== "choosing") return;
   for (const button of document.querySelectorAll("#choices button")) button.disabled = true;
+  performance.mark(`pokegym:click:${state.decision}`);
   const answer = await api("POST", "/api/choice", { decision: state.decision, option: number });
   if (!answer.ok) {
     setMessage(answer.data && answer.data.error ? answer.data.error : `The server answered ${answer.status}.`, true);
@@ -409,6 +417,9 @@ async function startBattle(event) {
   event.preventDefault();
   $("start-error").textContent = "";
   $("start-button").disabled = true;
+  performance.clearMarks();
+  page.marked = 0;
+  performance.mark("pokegym:start");
   const answer = await api("POST", "/api/battle", { opponent: $("opponent").value, name: $("name").value });
   $("start-button").disabled = false;
   if (!answer.ok) { $("start-error").textContent = answer.data ? answer.data.error : "The server refused."; return; }
