@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 import statistics
 import sys
@@ -166,19 +167,30 @@ def agent_seconds(replays: Path) -> list[tuple[float, int]]:
 
 
 def terminal_baseline(opponent: str, battles: int) -> float:
-    """Seconds per decision of the terminal front end, without the agent's time."""
-    spent, decisions = 0.0, 0
-    for seed in range(battles):
+    """The terminal front end's answer -> next prompt, minus the agent's time, per decision
+    (what the web's click latency measures, with text instead of a page)."""
+    from pokegym.play import PROMPT
+
+    gaps: list[float] = []
+    agent = 0.0
+    for seed in range(battles + 1):  # the first battle warms the simulator up, untimed
         names = display_names("Bench", opponent)
         setup = make_play_setup("gen9randombattle", names=names)
-        front = TerminalFrontEnd(lambda prompt: "1", io.StringIO())
-        started = time.perf_counter()
-        result = run_battle(setup, make_agent(opponent), front, seed=seed, ask_rating=False,
-                            player_name=names[0], opponent_name=names[1])  # fmt: skip
-        spent += time.perf_counter() - started - sum(result.opponent_seconds)
-        decisions += len(result.decision_seconds)
+        marks: list[float] = []
+
+        def answer(prompt: str, marks: list[float] = marks) -> str:
+            if prompt == PROMPT:
+                marks.append(time.perf_counter())
+            return "1"
+
+        result = run_battle(setup, make_agent(opponent), TerminalFrontEnd(answer, io.StringIO()),
+                            seed=seed, ask_rating=False, player_name=names[0],
+                            opponent_name=names[1])  # fmt: skip
         setup.backend.close()
-    return spent / max(1, decisions)
+        if seed:
+            gaps += [after - before for before, after in itertools.pairwise(marks)]
+            agent += sum(result.opponent_seconds[:-1])  # the last one follows the last prompt
+    return (sum(gaps) - agent) / max(1, len(gaps))
 
 
 def summary(values: list[float]) -> str:

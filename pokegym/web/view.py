@@ -69,8 +69,13 @@ def pokemon_view(
         item = names.item(mon.item)
     elif mon.item == "" and not own:
         item = "(none)"  # known to hold nothing (used up, knocked off)
+    entry = names.dex.species.get(species_id) or {}
+    # A name the player chose; Showdown names an unnamed Pokémon by its (base) species.
+    nickname = mon.name
+    if to_id(nickname) in (species_id, to_id(entry.get("baseSpecies", ""))):
+        nickname = species
     view: dict[str, Any] = {
-        "name": mon.name,
+        "name": nickname,
         "species": species,
         "types": names.types_of(mon),
         "base_types": _dex_types(names, mon),
@@ -195,7 +200,18 @@ def battle_view(
     def theirs(mon: Pokemon) -> dict[str, Any]:
         return pokemon_view(names, mon, own=False, exact_hp=False, sprites=sprites)
 
-    preview = [theirs(m) for m in battle.teampreview_opponent_team] if battle.teampreview else []
+    preview = []
+    if battle.teampreview:
+        # Team Preview shows species only; no Pokémon is out yet.
+        own_active = None
+        for mon in battle.teampreview_opponent_team:
+            view = theirs(mon)
+            view.update(hp=1.0, hp_text="", active=False)
+            preview.append(view)
+    team = [own(m) for m in battle.team.values()]
+    if battle.teampreview:
+        for view in team:
+            view["active"] = False
     size = battle.max_team_size or 6
     return {
         "turn": battle.turn,
@@ -204,7 +220,7 @@ def battle_view(
         "player": {
             "name": battle.player_username,
             "active": own(own_active) if own_active is not None else None,
-            "team": [own(m) for m in battle.team.values()],
+            "team": team,
             "used_tera": bool(battle.used_tera),
         },
         "opponent": {

@@ -130,7 +130,8 @@ function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
 // ------------------------------------------------------------------- drawing
 function drawInfo(box, mon, own) {
   clear(box);
-  if (!mon) { box.appendChild(el("p", { cls: "muted", text: own ? "" : "No Pokémon out" })); return; }
+  box.hidden = !mon;  // Team Preview: nobody is out yet
+  if (!mon) return;
   const types = el("span", { cls: "types" }, (mon.types || []).map(typeBadge));
   box.appendChild(el("div", { cls: "mon-title" }, [
     el("span", { cls: "mon-name", text: monTitle(mon) }),
