@@ -315,3 +315,39 @@ def test_wait_for_state_changes_is_a_long_poll(tmp_path):
         # Nothing changes while the person thinks: the poll answers unchanged.
         again = client.state(state["version"])
         assert again["version"] == state["version"] and again["status"] == "choosing"
+
+
+def test_the_front_end_waits_for_the_page_and_notices_when_it_is_gone():
+    from pokegym.play import ChoiceOption, PlayerLeft
+    from pokegym.web.session import StaleChoiceError, UnknownChoiceError, WebBattle, WebFrontEnd
+
+    now = [100.0]
+    web = WebBattle(
+        opponent_spec="random", names=("Ash", "random"), battle_format="gen9randombattle",
+        clock=lambda: now[0],
+    )  # fmt: skip
+    front = WebFrontEnd(web, WebConfig(abandon_after=60.0), None)
+    web.options = [ChoiceOption(1, "move", "Thunderbolt", "move 1")]
+    web.status, web.decision = "choosing", 3
+    with pytest.raises(StaleChoiceError, match="decision 2"):
+        web.submit_choice(2, option=1)
+    with pytest.raises(UnknownChoiceError, match="no choice 2"):
+        web.submit_choice(3, option=2)
+    assert web.submit_choice(3, text="thunder").choice == "move 1"
+    assert front._next() == ("choice", (web.options[0], "thunder"))
+    with pytest.raises(StaleChoiceError):  # the decision was taken
+        web.submit_choice(3, option=1)
+    now[0] += 59.0
+    web.submit_forfeit()
+    assert front._next() == ("forfeit", None)  # a page seen 59 s ago is still there
+    now[0] += 2.0
+    with pytest.raises(PlayerLeft) as left:
+        front._next()
+    assert left.value.how == "abandoned"
+    web.status = "rating"
+    assert front.rate() is None  # nobody left to rate
+    web.touch()
+    web.stopping.set()
+    with pytest.raises(PlayerLeft) as stopped:
+        front._next()
+    assert stopped.value.how == "shutdown"

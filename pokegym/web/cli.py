@@ -27,6 +27,7 @@ def play_web(args: argparse.Namespace) -> int:
         team=args.team,
         replays=args.replays,
         abandon_after=args.abandon_after,
+        ask_rating=not args.no_rating,
     )
     return serve(config, host=args.host, port=args.port)
 

@@ -109,6 +109,8 @@ class WebConfig:
     """Battles end (truncated) at this turn."""
     replay_files: tuple[str, ...] = ()
     """Files ``pokegym replay`` serves (besides the replays folder)."""
+    ask_rating: bool = True
+    """Ask for the 1-5 difficulty rating at the end of each battle."""
 
     def __post_init__(self) -> None:
         if self.abandon_after <= 0 or self.poll_seconds <= 0:
@@ -459,8 +461,10 @@ class BattleManager:
                 clock=self.clock,
             )
             self.battles[browser] = web
+        # A daemon thread: close() forfeits and joins it; one whose agent thinks past the
+        # join's timeout must not keep the process alive after the server stopped.
         web.thread = threading.Thread(
-            target=self._run, args=(web,), name=f"battle-{web.id}", daemon=False
+            target=self._run, args=(web,), name=f"battle-{web.id}", daemon=True
         )
         web.thread.start()
         return web
@@ -483,7 +487,12 @@ class BattleManager:
                 validate_teams=False,
             )
             result = run_battle(
-                setup, agent, front, player_name=web.names[0], opponent_name=web.names[1]
+                setup,
+                agent,
+                front,
+                player_name=web.names[0],
+                opponent_name=web.names[1],
+                ask_rating=config.ask_rating,
             )
         except PokegymError as exc:
             logger.warning("battle %s broke off: %s", web.id, exc)
