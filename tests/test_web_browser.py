@@ -25,6 +25,10 @@ NICKNAME = "<b>x</b><script>"  # 16 characters: Showdown accepts it as a nicknam
 
 def start_battle(driver: Any, base: str, opponent: str = "random", name: str = "Tester") -> None:
     driver.get(base + "/")
+    start_battle_here(driver, opponent, name)
+
+
+def start_battle_here(driver: Any, opponent: str = "random", name: str = "Tester") -> None:
     wait = WebDriverWait(driver, 60)
     wait.until(EC.element_to_be_clickable((By.ID, "start-button")))
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#opponent option[value='{opponent}']"))
@@ -103,11 +107,27 @@ def test_a_whole_battle_by_clicking_then_its_replay(tmp_path):
         log = driver.find_element(By.ID, "log").text
         assert "Turn 1: " in log and text in log
         assert console_errors(driver) == []
-        # The finished battle's replay, offline, in the same view.
-        link = WebDriverWait(driver, 30).until(
-            EC.visibility_of_element_located((By.ID, "replay-link"))
+        first_replay = driver.find_element(By.ID, "replay-link").get_attribute("href")
+        # A second battle in the same page, forfeited with the page's own buttons.
+        driver.find_element(By.ID, "new-battle").click()
+        start_battle_here(driver, "max_power")
+        for _ in range(3):
+            assert click_a_choice(driver)
+        WebDriverWait(driver, 60).until(lambda d: choice_buttons(d))
+        assert "Tester vs max_power" in driver.find_element(By.ID, "subtitle").text
+        assert "Turn 1: " in driver.find_element(By.ID, "log").text  # a fresh log
+        assert text not in driver.find_element(By.ID, "log").text
+        driver.find_element(By.ID, "forfeit").click()
+        driver.find_element(By.ID, "forfeit-yes").click()
+        WebDriverWait(driver, 60).until(rating_shown)
+        assert "You forfeited. max_power wins." in driver.find_element(By.ID, "result-text").text
+        driver.find_element(By.ID, "rating-skip").click()
+        WebDriverWait(driver, 60).until(
+            EC.text_to_be_present_in_element((By.ID, "rating-done"), "No rating given.")
         )
-        link.click()
+        assert console_errors(driver) == []
+        # The first battle's replay, offline, in the same view.
+        driver.get(first_replay)
         WebDriverWait(driver, 60).until(EC.visibility_of_element_located((By.ID, "replay-bar")))
         turn = driver.find_element(By.ID, "replay-turn")
         assert turn.text.startswith("Turn 0 (1/")
@@ -118,10 +138,13 @@ def test_a_whole_battle_by_clicking_then_its_replay(tmp_path):
         assert driver.find_element(By.ID, "replay-result").text.endswith(("won.", "tie."))
         assert console_errors(driver) == []
         wait_until(lambda: manager.simulator_battles() == 0, 10, "the simulator to drop it")
-    [record] = records(tmp_path)
+    record, forfeited = records(tmp_path)
     assert (record["rating"], record["front_end"], record["opponent"]) == (3, "web", "random")
     assert record["result"] in ("won", "lost", "tie")
-    log_text = next(tmp_path.glob("*.log")).read_text()
+    assert (forfeited["opponent"], forfeited["result"], forfeited["rating"]) == (
+        "max_power", "forfeit", None,
+    )  # fmt: skip
+    log_text = (tmp_path / record["replay"]).with_suffix(".log").read_text()
     assert "|-terastallize|p1a:" in log_text  # the first click was a Tera move
 
 

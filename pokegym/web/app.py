@@ -6,8 +6,9 @@ Routes (JSON unless noted)::
     GET  /static/...       the page's script and style; /sprites/<name>.png sprites
     GET  /api/config       format, opponents on offer, name rules
     POST /api/battle       {"opponent": spec, "name": text}: start this browser's battle
-    GET  /api/state        ?after=VERSION: the battle's state, waiting up to poll_seconds
-                           for a version newer than VERSION
+    GET  /api/state        ?after=VERSION[&battle=ID]: the battle's state, waiting up to
+                           poll_seconds for a version newer than VERSION (at once when
+                           ID is not this browser's current battle)
     POST /api/choice       {"decision": n, "option": number} or {"decision": n, "text": "..."}
     POST /api/forfeit      {}
     POST /api/rating       {"rating": 1-5 | null}
@@ -45,6 +46,7 @@ CSP = (
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'self'"
 )
+_NO_STORE = {"Cache-Control": "no-store"}
 _SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -121,7 +123,9 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
         return str(request.scope["state"]["browser"])
 
     def error(exc: PokegymError, status: int = 400) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=getattr(exc, "status", status))
+        return JSONResponse(
+            {"error": str(exc)}, status_code=getattr(exc, "status", status), headers=_NO_STORE
+        )
 
     async def body(request: Request) -> dict[str, Any]:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
@@ -147,7 +151,8 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
                 "replay_files": len(config.replay_files),
                 "abandon_after": config.abandon_after,
                 "sprites": len(manager.sprites),
-            }
+            },
+            headers=_NO_STORE,
         )
 
     async def api_battle(request: Request) -> Response:
@@ -164,14 +169,17 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
         try:
             web = manager.battle_of(browser(request))
         except PokegymError:  # no battle yet: the page shows the start form
-            return JSONResponse({"status": "none"})
+            return JSONResponse({"status": "none"}, headers=_NO_STORE)
         web.touch()
         try:
             after = int(request.query_params.get("after", "-1"))
         except ValueError:
             after = -1
+        asked_for = request.query_params.get("battle")
+        if asked_for and asked_for != web.id:
+            after = -1  # a page still on an earlier battle: the current one at once
         if web.version > after:
-            return JSONResponse(web.snapshot())
+            return JSONResponse(web.snapshot(), headers=_NO_STORE)
         changed = asyncio.Event()
         loop = asyncio.get_running_loop()
 
@@ -194,7 +202,7 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
         finally:
             web.unlisten(wake)
         web.touch()
-        return JSONResponse(web.snapshot())
+        return JSONResponse(web.snapshot(), headers=_NO_STORE)
 
     async def api_choice(request: Request) -> Response:
         try:
@@ -231,8 +239,9 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
         try:
             path = manager.replay_path(name)
             replay = await asyncio.to_thread(read_replay, path)
-            names = manager.game_names(replay.gen)
-            frames = await asyncio.to_thread(replay_frames, replay, names, manager.sprites)
+            frames = await asyncio.to_thread(
+                lambda: replay_frames(replay, manager.game_names(replay.gen), manager.sprites)
+            )
         except ReplayError as exc:
             return error(exc, 404)
         return JSONResponse(
@@ -241,7 +250,8 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
                 "players": list(replay.players),
                 "format": replay.format_name,
                 "frames": frames,
-            }
+            },
+            headers=_NO_STORE,
         )
 
     async def sprite(request: Request) -> Response:

@@ -111,8 +111,10 @@ function effectivenessText(x) {
   return "×1";
 }
 
-async function api(method, path, data) {
-  const options = { method, headers: {}, credentials: "same-origin" };
+async function api(method, path, data, signal) {
+  // no-store: the browser neither caches nor queues a request behind an identical one
+  // still in flight (Chromium holds a second GET of the same URL until the first ends).
+  const options = { method, headers: {}, credentials: "same-origin", cache: "no-store", signal };
   if (data !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(data);
@@ -365,13 +367,24 @@ window.pokegymSend = async function (payload) {
   return answer;
 };
 
+function stopPolling() {
+  page.polling++;
+  if (page.pollAbort) page.pollAbort.abort();  // free the connection of a held long poll
+  page.pollAbort = null;
+}
+
 async function poll() {
-  const mine = ++page.polling;
+  stopPolling();
+  const mine = page.polling;
+  const abort = new AbortController();
+  page.pollAbort = abort;
   while (mine === page.polling) {
     let answer;
+    const battle = page.state && page.state.id ? page.state.id : "";
     try {
-      answer = await api("GET", `/api/state?after=${page.version}`);
+      answer = await api("GET", `/api/state?battle=${battle}&after=${page.version}`, undefined, abort.signal);
     } catch (e) {
+      if (mine !== page.polling) return;
       await sleep(1000);
       continue;
     }
@@ -398,7 +411,7 @@ function tickClock() {
 
 // -------------------------------------------------------------------- start
 async function showStart() {
-  page.polling++;
+  stopPolling();
   page.version = -1;
   page.state = null;
   $("battle").hidden = true;
