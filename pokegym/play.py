@@ -318,8 +318,9 @@ class PlayFrontEnd(Protocol):
         options: Sequence[ChoiceOption],
         unavailable: Sequence[str],
     ) -> tuple[ChoiceOption | None, str]:
-        """The person's choice among ``options`` and what they typed or clicked; None
-        for the choice forfeits. Raises :class:`PlayerLeft` when the person is gone."""
+        """The person's choice among ``options`` and what they typed or clicked (None
+        as the choice: the person forfeits). Raises :class:`PlayerLeft` when the person
+        is gone."""
         ...
 
     def tell(self, text: str) -> None:
