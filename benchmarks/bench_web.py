@@ -261,7 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     baseline = terminal_baseline(args.opponent, args.baseline_battles)
     print(f"baseline, terminal front end per decision (minus agent): {1000 * baseline:.1f} ms")
     if clicks and baseline > 0:
-        print(f"web click latency minus agent / terminal: {minus_agent / baseline:.1f}x")
+        note = (
+            ""
+            if args.sessions == 1
+            else (f" (the baseline runs alone: this includes {args.sessions} browsers' contention)")
+        )
+        print(f"web click latency minus agent / terminal: {minus_agent / baseline:.1f}x{note}")
     if args.screenshot:
         print(f"screenshot: {args.screenshot}")
     for error in errors:
