@@ -241,7 +241,7 @@ def test_a_nickname_with_markup_shows_as_text(tmp_path):
 
 
 def test_a_closed_tab_forfeits_after_the_timeout(tmp_path):
-    config = WebConfig(opponents=("random",), replays=str(tmp_path), abandon_after=2.0)
+    config = WebConfig(opponents=("random",), replays=str(tmp_path), abandon_after=3.0)
     with running_server(config) as (base, manager):
         with chromium() as driver:
             start_battle(driver, base)

@@ -177,7 +177,7 @@ def test_forfeit_and_then_a_new_battle_in_the_same_browser_session(tmp_path):
 
 
 def test_a_page_that_is_gone_forfeits_after_the_timeout(tmp_path):
-    config = WebConfig(opponents=("random",), replays=str(tmp_path), abandon_after=1.0)
+    config = WebConfig(opponents=("random",), replays=str(tmp_path), abandon_after=2.0)
     with running_server(config) as (base, manager):
         client = Client(base)
         assert client.call("POST", "/api/battle", {"opponent": "random"})[0] == 201
