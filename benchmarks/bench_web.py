@@ -26,6 +26,7 @@ import argparse
 import io
 import itertools
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -155,6 +156,7 @@ def session(
     finally:
         if driver is not None:
             driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def agent_seconds(replays: Path) -> list[tuple[float, int]]:
@@ -267,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             else (f" (the baseline runs alone: this includes {args.sessions} browsers' contention)")
         )
         print(f"web click latency minus agent / terminal: {minus_agent / baseline:.1f}x{note}")
+    print(f"replays and playtest records: {replays}")
     if args.screenshot:
         print(f"screenshot: {args.screenshot}")
     for error in errors:
