@@ -2,7 +2,8 @@
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
 pokegym compare --agents max_power,random --battles 100 --out results/  # resumable
-pokegym play --opponent abyssal [--format gen9ou --team FILE]
+pokegym play --opponent abyssal [--format gen9ou --team FILE] [--web [--port 8765]]
+pokegym replay FILE | playtest report [--out DIR]
 pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
 pokegym bench env|arena|calc|worldmodel|llm [--quick]
 pokegym llm check [--model qwen-0.5b]
@@ -270,7 +271,9 @@ def _bench(args: argparse.Namespace) -> int:
 # Commands that live in the layers above pokegym (training, data collection) are found
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
-BUILTIN_COMMANDS = frozenset({"battle", "compare", "play", "moves", "llm", "bench", "showdown"})
+BUILTIN_COMMANDS = frozenset(
+    {"battle", "compare", "play", "replay", "playtest", "moves", "llm", "bench", "showdown"}
+)
 
 
 def _plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
@@ -297,9 +300,25 @@ def _run_plugin(name: str, rest: list[str]) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
+    if args.web:
+        from pokegym.web.cli import play_web
+
+        return play_web(args)
     from pokegym.play import play_command
 
     return play_command(args)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from pokegym.web.cli import replay_command
+
+    return replay_command(args)
+
+
+def _playtest(args: argparse.Namespace) -> int:
+    from pokegym.playtest import main as playtest_main
+
+    return int(playtest_main(args.rest))
 
 
 def _moves(args: argparse.Namespace) -> int:
@@ -421,15 +440,31 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
     compare.set_defaults(func=_compare)
 
-    play = sub.add_parser("play", help="play a battle yourself against an agent, in the terminal")
-    play.add_argument("--opponent", default="abyssal", help="agent spec, e.g. random:seed=3")
+    play = sub.add_parser("play", help="play a battle yourself against an agent (terminal or web)")
+    play.add_argument("--opponent", help="agent spec, e.g. random:seed=3 (default abyssal); "
+                      "--web: specs to pick from (default abyssal,max_power,random)")  # fmt: skip
     play.add_argument("--format", default="gen9randombattle", help="Showdown format id")
     play.add_argument("--team", help="your team file (formats with teams, e.g. gen9ou)")
     play.add_argument("--seed", type=int, help="seed of the battle (default: a new one)")
     play.add_argument("--replays", default="replays", metavar="DIR", help="replay + JSON folder")
     play.add_argument("--name", default="Player", help="your name in the battle")
     play.add_argument("--no-rating", action="store_true", help="do not ask to rate the opponent")
+    play.add_argument("--web", action="store_true", help="play in the browser (a local web server)")
+    play.add_argument("--host", default="127.0.0.1", help="--web: address to listen on")
+    play.add_argument("--port", type=int, default=8765, help="--web: port to listen on")
+    play.add_argument("--abandon-after", type=float, default=60.0, metavar="SECONDS",
+                      help="--web: forfeit a battle whose page was closed this long")  # fmt: skip
     play.set_defaults(func=_play)
+
+    replay = sub.add_parser("replay", help="watch a saved battle (.log, .json, .html) offline")
+    replay.add_argument("file", help="a replay of pokegym play or compare --replays")
+    replay.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    replay.add_argument("--port", type=int, default=8765, help="port to listen on")
+    replay.set_defaults(func=_replay)
+
+    playtest = sub.add_parser("playtest", help="playtest report [--records DIR] [--out DIR]")
+    playtest.add_argument("rest", nargs=argparse.REMAINDER, help="report and its options")
+    playtest.set_defaults(func=_playtest)
 
     from pokegym.moves.cli import add_parser as add_moves_parser
 
