@@ -38,7 +38,7 @@ from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
 from policies.mcts import SMMCTS, RootStats, SearchConfig
 from policies.minimax import decision_state, root_actions
-from policies.search import HeuristicEvaluator, legal_actions, state_key, terminal_value
+from policies.search import HeuristicEvaluator, legal_actions, terminal_value
 
 EVALUATORS = ("heuristic", "network")
 CHANCE_MODES = ("expected", "sampled")
@@ -323,7 +323,7 @@ class MCTSPolicy(Policy):
         if base is not None or favoured is not None:
             prior = AnchoredPrior(base, states, favoured, self.anchor_share)
         search = SMMCTS(game, evaluator, self.config, prior=prior,
-                        outcome_key=state_key if self.config.chance else None)  # fmt: skip
+                        outcome_key=outcome_key if self.config.chance else None)  # fmt: skip
         if self.iterations:
             return search.search(states, self.rng, iterations=self.iterations)
         spent = time.perf_counter() - started
@@ -360,5 +360,16 @@ class _RootActions:
 
 
 def outcome_key(state: BattleState) -> Hashable:
-    """What makes two sampled outcomes of a turn the same search node."""
-    return state_key(state)
+    """What makes two sampled outcomes of a turn the same search node: everything the
+    world model reads, with HP in sixteenths of the maximum (damage rolls alone do not
+    make a new node; a miss, a critical hit, a status or a faint do)."""
+    parts: list[Any] = [state.weather, state.terrain, state.trick_room, state.gravity]
+    for side in state.sides:
+        parts.append((side.active, side.stealth_rock, side.spikes, side.toxic_spikes,
+                      side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
+                      side.tailwind, side.tera_used))  # fmt: skip
+        for m in side.mons:
+            hp = 0 if m.hp <= 0 else 1 + int(15 * m.hp / (m.stats[0] or 1))
+            parts.append((m.species, hp, m.status, m.status_turns, m.boosts, m.item,
+                          m.terastallized, m.choice_lock, m.protect_streak))  # fmt: skip
+    return tuple(parts)

@@ -213,3 +213,112 @@ def test_prior_steers_the_first_visits():
     assert stats.best(0) == 2
     plain = SMMCTS(MatrixGame(flat), Half(), SearchConfig("duct", 0.6))
     assert max(plain.search(["start"], np.random.default_rng(0), iterations=200).visits[0]) < 0.4
+
+
+# ------------------------------------------------------------ the mcts agent
+from pokegym.agents import make_agent  # noqa: E402
+from pokegym.arena import ArenaConfig, run_arena  # noqa: E402
+from pokegym.errors import AgentOptionError  # noqa: E402
+
+
+class Recording:
+    """Wraps an agent and records every order it sends (as text)."""
+
+    def __init__(self, agent):
+        self.agent, self.orders = agent, []
+
+    def choose(self, battle):
+        order = self.agent.choose(battle)
+        self.orders.append(order.message)
+        return order
+
+    def seed(self, seed):
+        self.agent.seed(seed)
+
+
+def play(spec, opponent="random", battles=2, seed=3):
+    from pokegym.agents import register_agent
+
+    made = []
+
+    def factory(**options):
+        agent = Recording(make_agent(spec))
+        made.append(agent)
+        return agent
+
+    register_agent("recorded", factory)
+    result = run_arena(ArenaConfig(agents=["recorded", opponent], battles_per_pair=battles,
+                                   seed=seed, concurrency=1, clock_bank=None))  # fmt: skip
+    return result, made
+
+
+def test_mcts_agent_beats_random_with_legal_orders_and_reports_its_search():
+    result, made = play("mcts:iterations=60,determinizations=2", battles=2)
+    record = result.record("recorded")
+    assert record["battles"] == 2 and record["wins"] == 2, result.table()
+    agent = max((m.agent for m in made), key=lambda a: len(a.iteration_counts))
+    assert agent.iteration_counts and min(agent.iteration_counts) >= 60
+    stats = agent.last_stats
+    assert stats is not None and stats.trees == 2
+    assert sum(stats.visits[0]) == pytest.approx(2.0)  # one visit share per determinization
+
+
+def test_mcts_agent_is_reproducible_with_a_seed_and_an_iteration_budget():
+    first = [a.orders for a in play("mcts:iterations=40,prior=heuristic", battles=1, seed=9)[1]]
+    second = [a.orders for a in play("mcts:iterations=40,prior=heuristic", battles=1, seed=9)[1]]
+    assert first == second and any(first)
+
+
+def test_mcts_agent_with_sampled_chance_and_the_network_plays_a_battle():
+    result, _ = play("mcts:iterations=40,chance=sampled,evaluator=network,determinizations=1",
+                     battles=1)  # fmt: skip
+    assert result.record("recorded")["battles"] == 1
+
+
+def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
+    from policies.abyssal import AbyssalPolicy
+    from policies.distilled import world_action
+
+    class Compare:
+        def __init__(self):
+            self.agent = make_agent("mcts:iterations=30,anchor=abyssal,anchor_margin=0.99")
+            self.rules, self.same, self.searched = AbyssalPolicy(0), 0, 0
+
+        def choose(self, battle):
+            order = self.agent.choose(battle)
+            if self.agent.last_stats is not None and len(battle.available_moves) > 1:
+                self.searched += 1
+                self.agent.last_stats = None
+                self.same += world_action(order, battle) == world_action(
+                    self.rules.choose(battle), battle
+                )
+            return order
+
+        def seed(self, seed):
+            self.agent.seed(seed)
+            self.rules.seed(seed)
+
+    from pokegym.agents import register_agent
+
+    made = []
+    register_agent("compared", lambda **_: made.append(Compare()) or made[-1])
+    run_arena(ArenaConfig(agents=["compared", "random"], battles_per_pair=1, seed=4,
+                          concurrency=1, clock_bank=None))  # fmt: skip
+    compared = max(made, key=lambda m: m.searched)
+    assert compared.searched > 5
+    assert compared.same == compared.searched
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [("mcts:budget=0", "budget"), ("mcts:determinizations=0", "determinizations"),
+     ("mcts:evaluator=oracle", "evaluator"), ("mcts:chance=maybe", "chance"),
+     ("mcts:selection=ucb", "selection"), ("mcts:anchor=nobody", "anchor"),
+     ("mcts:anchor_margin=2", "anchor_margin"), ("mcts:prior=llm", "prior"),
+     ("mcts:colour=red", "colour"),
+     ("mcts:evaluator=network,checkpoint=/no/such/dir", "checkpoint")],
+)  # fmt: skip
+def test_bad_mcts_options_are_one_clear_error(spec, message):
+    with pytest.raises((AgentOptionError, Exception), match=message) as caught:
+        make_agent(spec)
+    assert "Traceback" not in str(caught.value)
