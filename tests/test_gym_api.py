@@ -42,9 +42,10 @@ def test_check_env(env_id):
 
 @pytest.mark.timeout(120)
 def test_readme_snippet_without_warnings():
+    """The README's quickstart, line for line."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        env = gym.make("Showdown-Gen9OU")
+        env = gym.make("Showdown-Gen9RandomBattle", opponent="max_power")
         try:
             obs, info = env.reset(seed=7)
             assert env.observation_space.contains(obs)
@@ -55,6 +56,7 @@ def test_readme_snippet_without_warnings():
             assert reward == 0.0
             assert not terminated and not truncated
             assert info["turn"] >= 1
+            assert info["battle"].active_pokemon is not None
         finally:
             env.close()
 
