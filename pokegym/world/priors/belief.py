@@ -177,6 +177,7 @@ class BeliefState:
         *,
         usage_stats: str | Path | Mapping[str, Any] | UsageStats | None = None,
         n_teams: int | None = None,
+        build: bool = False,
     ) -> BeliefState:
         """A belief for ``battle`` (updated to its current state).
 
@@ -184,13 +185,18 @@ class BeliefState:
             source: a :class:`SetPrior`, a format id, or None for the battle's format.
             usage_stats: a Smogon chaos JSON for team formats (or ``POKEGYM_USAGE_STATS``).
             n_teams: teams generated for a random format's prior.
+            build: build the format's prior if it is not cached. Off by default: beliefs
+                are made inside decisions, and priors are built before battles
+                (``pokegym priors build``, or when the format is set up); a missing one
+                raises :class:`~pokegym.world.priors.PriorsNotBuiltError`.
         """
         if isinstance(source, SetPrior):
             prior = source
         else:
             prior = prior_for_format(
-                source or _battle_format(battle), usage_stats=usage_stats, n_teams=n_teams
-            )
+                source or _battle_format(battle), usage_stats=usage_stats, n_teams=n_teams,
+                build=build,
+            )  # fmt: skip
         belief = cls(prior, our_role=battle.player_role or "p1", gen=battle.gen)
         belief.update(battle)
         return belief

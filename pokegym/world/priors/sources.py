@@ -1,9 +1,19 @@
 """Where the sets come from: one :class:`SetPrior` per format (Showdown's random-team
-generator, a team pool, Smogon usage statistics, Showdown's species data), built and
-cached by an explicit step (:func:`build_priors`) and read afterwards."""
+generator, a team pool, Smogon usage statistics, Showdown's species data).
+
+Priors that need Showdown (generated teams, a team pool read by Showdown's importer)
+are built by an explicit step and cached on disk: :func:`build_priors` (the command
+``pokegym priors build``, also run by ``pokegym showdown install``) and
+:func:`prepare_priors`, which every format runs when it is set up
+(:func:`pokegym.formats.resolve_format`: environments, the arena, collection and the
+benchmarks set their format up before the first battle). Agents then only read: a
+belief built during a decision (:meth:`~pokegym.world.priors.BeliefState.from_battle`)
+raises :class:`PriorsNotBuiltError` instead of starting Node and generating teams.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -16,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pokegym.errors import PokegymError
 from pokegym.files import atomic_write_json
 from pokegym.showdown.install import cache_home, lock_hash
 from pokegym.world.data import STATS, Dex, load_dex, to_id
@@ -24,8 +35,22 @@ from pokegym.world.sets import PokemonSet
 from pokegym.world.usage import UsageStats
 
 if TYPE_CHECKING:
+    from pokegym.formats import BattleFormat
     from pokegym.showdown.simulator import Simulator
     from pokegym.teams import Team, TeamPool
+
+
+class PriorsNotBuiltError(PokegymError):
+    """A format's priors are read before they were built (never built inside a decision)."""
+
+    def __init__(self, format_id: str, path: Path):
+        super().__init__(
+            f"The priors of {format_id} are not built yet ({path} is missing): run "
+            f"`pokegym priors build --formats {format_id}` once. Environments, the arena and "
+            "`pokegym showdown install` build them before any battle; agents only read them."
+        )
+        self.format_id = format_id
+        self.path = path
 
 
 #: Environment variable naming a Smogon chaos JSON used for team formats.
@@ -574,6 +599,7 @@ def random_battle_prior(
     simulator: Simulator | None = None,
     workers: int | None = None,
     quiet: bool = False,
+    build: bool = True,
 ) -> TablePrior:
     """The empirical set prior of a random-team format (built once, then cached).
 
@@ -585,6 +611,8 @@ def random_battle_prior(
         cache_dir: cache folder instead of ``$POKEGYM_HOME/priors/<lock hash>``.
         simulator: generate with this simulator process (otherwise private ones).
         quiet: no progress message on stderr.
+        build: generate the teams when the cache does not hold them; False raises
+            :class:`PriorsNotBuiltError` instead.
     """
     from pokegym.formats import resolve_format
 
@@ -605,7 +633,9 @@ def random_battle_prior(
         ):
             raw = None
     if raw is None:
-        fmt = resolve_format(fmt_id, simulator=simulator)
+        if not build:
+            raise PriorsNotBuiltError(fmt_id, path)
+        fmt = resolve_format(fmt_id, simulator=simulator, setup=False)
         if not fmt.random_teams:
             raise ValueError(
                 f"{fmt_id} does not generate random teams; use prior_for_format({fmt_id!r}) "
@@ -667,29 +697,65 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 # --------------------------------------------------------------------------- team formats
+def pool_prior_cache_path(
+    format_id: str, texts: Sequence[str], cache_dir: Path | None = None
+) -> Path:
+    """Where :func:`pool_prior` caches the sets of a pool (keyed by the teams' text)."""
+    digest = hashlib.sha256("\n\x00".join(texts).encode()).hexdigest()[:12]
+    base = Path(cache_dir) if cache_dir is not None else cache_home() / "priors" / lock_hash()
+    return base / f"{to_id(format_id.split('@@@')[0])}-pool-{digest}.json"
+
+
 def pool_prior(
     pool: TeamPool | Sequence[Team | str] | None = None,
     format_id: str = "gen9ou",
     *,
     simulator: Simulator | None = None,
     fallback: SetPrior | None = None,
+    cache: bool = True,
+    cache_dir: Path | None = None,
+    build: bool = True,
 ) -> TablePrior:
     """The sets of a team pool (default: the built-in pool of ``format_id``).
 
     Each team is read with Showdown's own importer; identical sets in several
-    teams count several times.
+    teams count several times. The sets are cached on disk
+    (:func:`pool_prior_cache_path`); ``build=False`` raises :class:`PriorsNotBuiltError`
+    when they are not.
     """
-    from pokegym.formats import resolve_format
-    from pokegym.showdown.simulator import shared_simulator
     from pokegym.teams import Team, builtin_pool
 
     base = to_id(format_id.split("@@@")[0])
     if pool is None:
         pool = builtin_pool(base)
     texts = [team.text if isinstance(team, Team) else str(team) for team in pool]
+    path = pool_prior_cache_path(base, texts, cache_dir)
+    raw = _read_cache(path) if cache else None
+    if raw is None:
+        if not build:
+            raise PriorsNotBuiltError(base, path)
+        raw = build_pool_set_counts(texts, base, simulator=simulator)
+        if cache:
+            _write_json(path, raw)
+    table = {
+        key: [(_set_from_json(key, data), float(count)) for count, data in rows]
+        for key, rows in raw["species"]
+    }
+    return TablePrior(
+        "pool", int(raw["gen"]), table, fallback=fallback,
+        meta={"format": base, "teams": int(raw["teams"])},
+    )  # fmt: skip
+
+
+def build_pool_set_counts(
+    texts: Sequence[str], format_id: str, *, simulator: Simulator | None = None
+) -> dict[str, Any]:
+    """Read each team with Showdown's importer and count identical sets (JSON-able)."""
+    from pokegym.showdown.simulator import shared_simulator
+
     sim = simulator or shared_simulator()
     sim.ensure_running()
-    gen = resolve_format(base, simulator=sim).gen
+    gen = _format_gen(format_id, sim)
     table: dict[str, dict[PokemonSet, float]] = {}
     for result in sim.call([["import", text] for text in texts]):
         if isinstance(result, dict) or not result:
@@ -700,13 +766,62 @@ def pool_prior(
             pset = replace(pset, moves=tuple(sorted(pset.moves)), gender="")
             rows = table.setdefault(pset.species, {})
             rows[pset] = rows.get(pset, 0.0) + 1.0
-    return TablePrior(
-        "pool",
-        gen,
-        {k: list(v.items()) for k, v in table.items()},
-        fallback=fallback,
-        meta={"format": base, "teams": len(texts)},
+    return {
+        "schema": _SCHEMA,
+        "format": format_id,
+        "gen": gen,
+        "showdown": lock_hash(),
+        "teams": len(texts),
+        # A list keeps the species in the order the pool shows them.
+        "species": [
+            [key, [[count, _set_to_json(pset)] for pset, count in rows.items()]]
+            for key, rows in table.items()
+        ],
+    }
+
+
+def _set_from_json(species: str, data: Mapping[str, Any]) -> PokemonSet:
+    return PokemonSet(
+        species=species,
+        level=int(data["level"]),
+        item=data["item"],
+        ability=data["ability"],
+        moves=tuple(data["moves"]),
+        nature=data["nature"],
+        evs=tuple(data["evs"]),
+        ivs=tuple(data["ivs"]),
+        tera_type=data["tera"],
     )
+
+
+def _read_cache(path: Path) -> dict[str, Any] | None:
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) and raw.get("schema") == _SCHEMA else None
+
+
+def _format_gen(format_id: str, simulator: Simulator | None = None) -> int:
+    """A format's generation: from the registry, else from Showdown."""
+    from pokegym.formats import format_entry, resolve_format
+
+    entry = format_entry(format_id)
+    if entry is not None:
+        return entry.gen
+    return resolve_format(format_id, simulator=simulator, setup=False).gen
+
+
+def _prior_source(format_id: str, simulator: Simulator | None = None) -> tuple[str, int]:
+    """``(source, gen)`` of a format: ``generator`` or ``pool``, from the registry when it
+    has the format, else from Showdown's format list (random teams or not)."""
+    from pokegym.formats import format_entry, resolve_format
+
+    entry = format_entry(format_id)
+    if entry is not None:
+        return entry.prior, entry.gen
+    fmt = resolve_format(format_id, simulator=simulator, setup=False)
+    return ("generator" if fmt.random_teams else "pool"), fmt.gen
 
 
 def usage_prior(
@@ -738,6 +853,7 @@ def prior_for_format(
     n_teams: int | None = None,
     simulator: Simulator | None = None,
     quiet: bool = False,
+    build: bool = True,
 ) -> SetPrior:
     """The set prior for a format (see the module docstring for the sources).
 
@@ -748,29 +864,37 @@ def prior_for_format(
             the format has one).
         pool_weight: the pool's share where both the pool and usage know a species.
         n_teams: teams generated for a random format's prior.
+        build: build a prior that is not cached yet (Showdown generates or reads
+            teams); False raises :class:`PriorsNotBuiltError` instead.
     """
     from pokegym.errors import InvalidTeamError
-    from pokegym.formats import resolve_format
 
-    fmt = resolve_format(format_id.split("@@@")[0], simulator=simulator)
-    if fmt.random_teams:
-        return random_battle_prior(fmt.id, n_teams=n_teams, simulator=simulator, quiet=quiet)
+    base = to_id(format_id.split("@@@")[0])
+    source, gen = _prior_source(base, simulator)
+    if source == "generator":
+        return random_battle_prior(
+            base, n_teams=n_teams, simulator=simulator, quiet=quiet, build=build
+        )
     if usage_stats is None:
         env = os.environ.get(USAGE_STATS_ENV)
         usage_stats = env if env else None
     cacheable = pool is None and (usage_stats is None or isinstance(usage_stats, str | Path))
-    key = ("team", fmt.id, str(usage_stats) if usage_stats else None, pool_weight)
+    key = ("team", base, str(usage_stats) if usage_stats else None, pool_weight)
     if cacheable and key in _priors:
         return _priors[key]
-    fallback = GenericPrior(fmt.gen, style="competitive")
+    fallback = GenericPrior(gen, style="competitive")
     components: list[tuple[SetPrior, float]] = []
+    # A pool given here is the caller's own: reading it is what was asked for.
+    read_pool = build or pool is not None
     try:
-        components.append((pool_prior(pool, fmt.id, simulator=simulator), pool_weight))
+        components.append(
+            (pool_prior(pool, base, simulator=simulator, build=read_pool), pool_weight)
+        )
     except InvalidTeamError:
         if pool is not None:
             raise
     if usage_stats is not None:
-        components.append((usage_prior(usage_stats, gen=fmt.gen), 1.0 - pool_weight))
+        components.append((usage_prior(usage_stats, gen=gen), 1.0 - pool_weight))
     if not components:
         prior: SetPrior = fallback
     elif len(components) == 1:
@@ -781,3 +905,79 @@ def prior_for_format(
     if cacheable:
         _priors[key] = prior
     return prior
+
+
+# --------------------------------------------------------------------------- build step
+_prepared: set[str] = set()
+
+
+def prepare_priors(fmt: BattleFormat, simulator: Simulator | None = None) -> None:
+    """Setup hook of every format (:data:`pokegym.formats.SETUP_HOOKS`): export the
+    generation's game data and build the format's prior unless it is cached (once per
+    process and format)."""
+    base = to_id(fmt.id.split("@@@")[0])
+    if base in _prepared:
+        return
+    _prepared.add(base)
+    load_dex(fmt.gen)
+    build_format_priors(base, simulator=simulator)
+
+
+def build_format_priors(
+    format_id: str,
+    *,
+    n_teams: int | None = None,
+    simulator: Simulator | None = None,
+    force: bool = False,
+    quiet: bool = False,
+) -> Path | None:
+    """Build and cache the prior of one format unless it is cached (``force``: again).
+
+    Returns the cache file, or None for a format whose prior needs nothing built (no
+    generator and no built-in pool: Showdown's species data, and a usage JSON if given).
+    """
+    from pokegym.errors import InvalidTeamError
+    from pokegym.teams import builtin_pool
+
+    base = to_id(format_id.split("@@@")[0])
+    source, gen = _prior_source(base, simulator)
+    if source == "generator":
+        teams = DEFAULT_RANDOM_TEAMS if n_teams is None else int(n_teams)
+        path = random_prior_cache_path(base, teams)
+        if force or _read_cache(path) is None:
+            _priors.clear()
+            say = (lambda *_: None) if quiet else _progress_printer(base, teams, path)
+            raw = build_random_set_counts(base, teams, progress=say)
+            raw["gen"] = gen
+            _write_json(path, raw)
+        return path
+    try:
+        texts = [team.text for team in builtin_pool(base)]
+    except InvalidTeamError:
+        return None
+    path = pool_prior_cache_path(base, texts)
+    if force or _read_cache(path) is None:
+        _priors.clear()
+        _write_json(path, build_pool_set_counts(texts, base, simulator=simulator))
+    return path
+
+
+def build_priors(
+    format_ids: Sequence[str] | None = None,
+    *,
+    n_teams: int | None = None,
+    force: bool = False,
+    quiet: bool = False,
+) -> dict[str, Path | None]:
+    """The explicit build step (``pokegym priors build``): the game data and priors of
+    ``format_ids`` (default: every registered format marked ``build_priors``)."""
+    from pokegym.formats import registered_formats
+
+    if format_ids is None:
+        format_ids = [entry.id for entry in registered_formats() if entry.build_priors]
+    built: dict[str, Path | None] = {}
+    for format_id in format_ids:
+        base = to_id(format_id.split("@@@")[0])
+        load_dex(_format_gen(base))
+        built[base] = build_format_priors(base, n_teams=n_teams, force=force, quiet=quiet)
+    return built
