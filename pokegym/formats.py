@@ -58,6 +58,10 @@ class FormatEntry:
         gym_kwargs: keyword arguments of the environment its Gymnasium id makes.
         build_priors: ``pokegym priors build`` (and ``pokegym showdown install``) build
             its priors when no format is named.
+        prior_variant: ``"module:function"`` returning a short string that the teams
+            Showdown generates for the format depend on besides the Showdown install (the
+            designed-move library); it names the cached prior, which is built again when
+            it changes.
     """
 
     id: str
@@ -68,6 +72,7 @@ class FormatEntry:
     hooks: tuple[str, ...] = ()
     gym_kwargs: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     build_priors: bool = True
+    prior_variant: str | None = None
 
 
 #: Hooks every format runs after its own: the game data and priors its agents read.
@@ -107,6 +112,7 @@ for _entry in (
     FormatEntry(
         "gen9designedmovesrandombattle", 9, prior="generator",
         hooks=(_DESIGNED_MOVES_HOOK,), build_priors=False,
+        prior_variant="pokegym.moves.library:library_digest",
     ),
 ):  # fmt: skip
     register_format(_entry)

@@ -126,3 +126,21 @@ def test_setting_a_format_up_prepares_its_priors(monkeypatch):
     assert calls == ["gen9ou"]
     resolve_format("gen9randombattle", setup=False)
     assert calls == ["gen9ou"]
+
+
+def test_the_designed_random_prior_is_cached_per_library(tmp_path, monkeypatch):
+    from pokegym.moves import MoveDesign, MoveLibrary
+
+    monkeypatch.setenv("POKEGYM_MOVES_FILE", str(tmp_path / "library.json"))
+    empty = priors.random_prior_cache_path("gen9designedmovesrandombattle")
+    design = MoveDesign("Magma Lance", "Fire", "Physical", 85, 95, 10, "burn", 20)
+    MoveLibrary().add(design, "Garchomp", evaluation={"score": 80})
+    one = priors.random_prior_cache_path("gen9designedmovesrandombattle")
+    assert one != empty and one.name.startswith("gen9designedmovesrandombattle-20000-s0-lib")
+    # The same moves approved again (another time, another score) name the same prior.
+    MoveLibrary().remove("Magma Lance")
+    MoveLibrary().add(design, "Garchomp", evaluation={"score": 70})
+    assert priors.random_prior_cache_path("gen9designedmovesrandombattle") == one
+    assert (
+        priors.random_prior_cache_path("gen9randombattle").name == "gen9randombattle-20000-s0.json"
+    )

@@ -28,6 +28,7 @@ is not a library of this version raises :class:`MoveLibraryError` and is left as
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -263,3 +264,12 @@ def activate_for_format(fmt: BattleFormat, simulator: Simulator) -> None:
     del fmt
     MoveLibrary().activate()
     simulator.refresh_moves()
+
+
+def library_digest() -> str:
+    """``lib`` and 10 hex digits naming the library's moves (ids, learners, Showdown
+    entries; not when or why they were approved): the prior of the designed random
+    format is cached under it, since Showdown's generated teams use these moves."""
+    moves = sorted((m.id, m.pokemon, m.entry) for m in MoveLibrary().moves())
+    text = json.dumps(moves, sort_keys=True, default=list)
+    return "lib" + hashlib.sha256(text.encode()).hexdigest()[:10]

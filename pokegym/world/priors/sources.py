@@ -14,6 +14,7 @@ raises :class:`PriorsNotBuiltError` instead of starting Node and generating team
 from __future__ import annotations
 
 import hashlib
+import importlib
 import itertools
 import json
 import os
@@ -422,9 +423,25 @@ def random_prior_cache_path(
     seed: int = 0,
     cache_dir: Path | None = None,
 ) -> Path:
-    """Where :func:`random_battle_prior` caches the counts for these arguments."""
+    """Where :func:`random_battle_prior` caches the counts for these arguments.
+
+    A format whose generated teams depend on more than the Showdown install (its registry
+    entry names a ``prior_variant``: the designed-move library) gets that in the name.
+    """
     base = Path(cache_dir) if cache_dir is not None else cache_home() / "priors" / lock_hash()
-    return base / f"{to_id(format_id.split('@@@')[0])}-{n_teams}-s{seed}.json"
+    variant = _prior_variant(format_id)
+    suffix = f"-{variant}" if variant else ""
+    return base / f"{to_id(format_id.split('@@@')[0])}-{n_teams}-s{seed}{suffix}.json"
+
+
+def _prior_variant(format_id: str) -> str:
+    from pokegym.formats import format_entry
+
+    entry = format_entry(format_id)
+    if entry is None or entry.prior_variant is None:
+        return ""
+    module, _, function = entry.prior_variant.partition(":")
+    return str(getattr(importlib.import_module(module), function)())
 
 
 def _team_seeds(n: int, seed: int) -> list[str]:
@@ -618,10 +635,10 @@ def random_battle_prior(
 
     n_teams = DEFAULT_RANDOM_TEAMS if n_teams is None else int(n_teams)
     fmt_id = to_id(format_id.split("@@@")[0])
-    key = ("random", fmt_id, n_teams, seed, str(cache_dir) if cache_dir else None, cache)
+    path = random_prior_cache_path(fmt_id, n_teams, seed, cache_dir)
+    key = ("random", fmt_id, n_teams, seed, str(cache_dir) if cache_dir else None, cache, path)
     if key in _priors:
         return _priors[key]  # type: ignore[return-value]
-    path = random_prior_cache_path(fmt_id, n_teams, seed, cache_dir)
     raw: dict[str, Any] | None = None
     if cache and path.exists():
         try:
