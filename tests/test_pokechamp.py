@@ -249,7 +249,7 @@ def _bundle_installed() -> bool:
 )
 def test_one_real_model_decision():
     """The real model through every role of one decision. How long it takes depends on
-    the machine (benchmarks/bench_llm.py measures it); the deadline logic is tested with a
+    the machine (`pokegym bench llm` measures it); the deadline logic is tested with a
     scripted model and a fake clock above."""
     session, battle = battle_position(seed=11)
     try:
