@@ -4,12 +4,12 @@ opponent's Speed, item and ability (:class:`TurnOrder`, :func:`order_consistent`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pokegym.world.data import Dex, load_dex, to_id
 from pokegym.world.sets import PokemonSet, compute_stats
+from pokegym.world.speed import action_speed, effective_speed
 
 if TYPE_CHECKING:
     pass
@@ -86,91 +86,7 @@ class TurnOrder:
     turn: int = 0
 
 
-_BOOST_TABLE = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
-_HALF_SPEED_ITEMS = frozenset(
-    {"ironball", "machobrace", "poweranklet", "powerband", "powerbelt", "powerbracer",
-     "powerlens", "powerweight"}
-)  # fmt: skip
 _LAST_ITEMS = frozenset({"laggingtail", "fullincense"})
-_WEATHER_ABILITIES = {
-    "swiftswim": ("raindance", "primordialsea"),
-    "chlorophyll": ("sunnyday", "desolateland"),
-    "sandrush": ("sandstorm",),
-    "slushrush": ("hail", "snowscape", "snow"),
-}
-_UMBRELLA_WEATHER = frozenset({"raindance", "primordialsea", "sunnyday", "desolateland"})
-
-
-def _chain(mods: Iterable[float]) -> int:
-    """Showdown's chained modifier in 4096ths."""
-    total = 4096
-    for mod in mods:
-        total = (total * int(mod * 4096) + 2048) >> 12
-    return total
-
-
-def effective_speed(
-    stat: int,
-    *,
-    boost: int = 0,
-    item: str = "",
-    ability: str = "",
-    status: str = "",
-    tailwind: bool = False,
-    swamp: bool = False,
-    weather: str = "",
-    terrain: str = "",
-    speed_ability_boost: bool = False,
-    item_lost: bool = False,
-    slow_start: bool = False,
-    dynamaxed: bool = False,
-    species: str = "",
-    gen: int = 9,
-) -> int:
-    """Speed as Showdown's ``getStat('spe')`` computes it (before Trick Room).
-
-    Boost stage, then the chained modifiers (Choice Scarf, Iron Ball and the Power
-    items, Quick Powder, Tailwind, swamp, weather/terrain Speed abilities, Quick
-    Feet, Unburden, Slow Start, Protosynthesis/Quark Drive), then paralysis.
-    """
-    boost = max(-6, min(6, boost))
-    value = int(stat * _BOOST_TABLE[boost]) if boost >= 0 else int(stat / _BOOST_TABLE[-boost])
-    item, ability = to_id(item), to_id(ability)
-    mods: list[float] = []
-    if item == "choicescarf" and not dynamaxed:
-        mods.append(1.5)
-    elif item in _HALF_SPEED_ITEMS:
-        mods.append(0.5)
-    elif item == "quickpowder" and to_id(species) == "ditto":
-        mods.append(2.0)
-    effective_weather = weather
-    if item == "utilityumbrella" and weather in _UMBRELLA_WEATHER:
-        effective_weather = ""
-    if ability in _WEATHER_ABILITIES:
-        wanted = _WEATHER_ABILITIES[ability]
-        active = effective_weather if ability in ("swiftswim", "chlorophyll") else weather
-        if active in wanted:
-            mods.append(2.0)
-    elif ability == "surgesurfer" and terrain == "electricterrain":
-        mods.append(2.0)
-    elif ability == "quickfeet" and status:
-        mods.append(1.5)
-    elif ability == "unburden" and item_lost:
-        mods.append(2.0)
-    elif ability == "slowstart" and slow_start:
-        mods.append(0.5)
-    elif ability in ("protosynthesis", "quarkdrive") and speed_ability_boost:
-        mods.append(1.5)
-    if tailwind:
-        mods.append(2.0)
-    if swamp:
-        mods.append(0.25)
-    mod = _chain(mods)
-    if mod != 4096:
-        value = (value * mod + 2047) // 4096
-    if status == "par" and ability != "quickfeet":
-        value = value * 50 // 100 if gen >= 7 else value * 25 // 100
-    return min(value, 10000)
 
 
 def move_priority(
@@ -223,12 +139,6 @@ class _OurSide:
     fractional: int
 
 
-def _action_speed(speed: int, trick_room: bool) -> int:
-    if trick_room:
-        speed = 10000 - speed
-    return speed % 8192
-
-
 def _our_side(order: TurnOrder, dex: Dex) -> _OurSide:
     facts = order.ours
     item = facts.item or ""
@@ -266,7 +176,7 @@ def _our_side(order: TurnOrder, dex: Dex) -> _OurSide:
     else:
         priority = 0
     return _OurSide(
-        speed=_action_speed(raw, order.trick_room),
+        speed=action_speed(raw, order.trick_room),
         raw=raw,
         priority=priority,
         fractional=_fractional(item, ability, order.our_move, dex),
@@ -343,7 +253,7 @@ def _order_distance(pset: PokemonSet, order: TurnOrder, dex: Dex, ours: _OurSide
     speed = _their_speed(pset, order, dex)
     if speed is None:
         return 0.0
-    theirs = _action_speed(speed, order.trick_room)
+    theirs = action_speed(speed, order.trick_room)
     if first:
         return float(max(0, ours.speed - theirs))
     return float(max(0, theirs - ours.speed))
