@@ -205,6 +205,13 @@ class TablePrior(SetPrior):
         """The raw rows (set, count) stored for a key of the table."""
         return list(self.table[to_id(species)])
 
+    @classmethod
+    def from_counts(cls, raw: Mapping[str, Any], fallback: SetPrior | None = None) -> TablePrior:
+        """A prior from a table of generated set counts, as :func:`random_battle_prior`
+        caches it (``{"format", "gen", "species": {id: [[count, set, roles], ...]},
+        "formes": {...}}``); a subset of the species makes a smaller prior."""
+        return _table_prior(raw, int(raw["gen"]), fallback)
+
 
 class UsagePrior(SetPrior):
     """Candidate sets built from Smogon usage statistics (see :mod:`pokegym.world.usage`)."""
