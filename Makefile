@@ -1,12 +1,13 @@
 # Two commands on a fresh machine:  `make run` (the main job) and `make test`.
 # Both create .venv, install pokegym with pip and Pokémon Showdown with npm on first use.
+# `make test-fast` runs the tests that start no Node.js process (docs/testing.md).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pokegym-setup
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: setup run test bench lint clean
+.PHONY: setup run test test-fast bench lint clean
 
 setup: $(STAMP)
 
@@ -29,6 +30,11 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# World model, search, ratings, text, priors from recorded logs, damage arithmetic, CLI
+# usage errors: no battles, no servers, no Node (about a minute).
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: setup
 	$(BIN)/pokegym bench env --quick

@@ -16,14 +16,15 @@ from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
+from pokegym.formats import registered_formats
+
 __version__ = "0.1.0"
 
-# id -> (Showdown format, extra kwargs)
+# id -> (Showdown format, extra kwargs): one per format of the registry that names an id.
 ENV_IDS: dict[str, tuple[str, dict[str, Any]]] = {
-    "Showdown-Gen9OU": ("gen9ou", {}),
-    "Showdown-Gen9RandomBattle": ("gen9randombattle", {}),
-    "Showdown-Gen8RandomBattle": ("gen8randombattle", {}),
-    "Showdown-Gen91v1": ("gen91v1factory", {}),
+    entry.gym_id: (entry.id, dict(entry.gym_kwargs))
+    for entry in registered_formats()
+    if entry.gym_id is not None
 }
 
 for _env_id, (_format, _kwargs) in ENV_IDS.items():

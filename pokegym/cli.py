@@ -8,6 +8,7 @@ pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | l
 pokegym bench env|arena|calc|worldmodel|llm [--quick]
 pokegym llm check [--model qwen-0.5b]
 pokegym showdown install | start [--port N] | status
+pokegym priors build [--formats gen9ou,gen9randombattle] [--force]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from pokegym.errors import PokegymError
 
@@ -272,7 +274,8 @@ def _bench(args: argparse.Namespace) -> int:
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
 BUILTIN_COMMANDS = frozenset(
-    {"battle", "compare", "play", "replay", "playtest", "moves", "llm", "bench", "showdown"}
+    {"battle", "compare", "play", "replay", "playtest", "moves", "llm", "bench", "showdown",
+     "priors"}  # fmt: skip
 )
 
 
@@ -333,12 +336,35 @@ def _llm(args: argparse.Namespace) -> int:
     return int(llm_main(args.rest))
 
 
+def _build_priors(formats: str | None, teams: int | None, force: bool) -> dict[str, Any]:
+    from pokegym.world.priors import build_priors
+
+    names = [f.strip() for f in formats.split(",") if f.strip()] if formats else None
+    return build_priors(names, n_teams=teams, force=force)
+
+
+def _print_priors(built: dict[str, Any]) -> None:
+    for format_id, path in built.items():
+        where = path if path is not None else "nothing to build (Showdown's species data)"
+        print(f"priors of {format_id}: {where}")
+
+
+def _priors(args: argparse.Namespace) -> int:
+    if args.teams is not None and args.teams < 1:
+        print(f"pokegym priors: --teams must be at least 1, got {args.teams}", file=sys.stderr)
+        return 2
+    _print_priors(_build_priors(args.formats, args.teams, args.force))
+    return 0
+
+
 def _showdown(args: argparse.Namespace) -> int:
     from pokegym.showdown import install
 
     if args.action == "install":
         folder = install.install_showdown(force=args.force)
         print(f"Pokémon Showdown {install.pinned_version()} is installed in {folder}")
+        if not args.no_priors:
+            _print_priors(_build_priors(None, None, False))
         return 0
     if args.action == "status":
         info = install.find_node()
@@ -484,7 +510,30 @@ def build_parser() -> argparse.ArgumentParser:
     showdown.add_argument("action", choices=["install", "start", "status"])
     showdown.add_argument("--port", type=int, default=8000, help="server port (start, status)")
     showdown.add_argument("--force", action="store_true", help="reinstall (install)")
+    showdown.add_argument(
+        "--no-priors", action="store_true", help="install only: skip `pokegym priors build`"
+    )
     showdown.set_defaults(func=_showdown)
+
+    priors = sub.add_parser(
+        "priors",
+        help="build the game data and the priors over opponents' sets that agents read",
+        description="Build Showdown's game data and each format's priors over the opponent's "
+        "sets (generated random-battle teams, the team pool read by Showdown), cached in "
+        "$POKEGYM_HOME/priors. Agents only read them; environments, the arena and "
+        "`pokegym showdown install` build what is missing before any battle.",
+    )
+    priors.add_argument("action", choices=["build"])
+    priors.add_argument(
+        "--formats", default=None,
+        help="comma-separated format ids (default: gen9ou, gen9randombattle, gen8randombattle, "
+        "gen91v1factory)",
+    )  # fmt: skip
+    priors.add_argument(
+        "--teams", type=int, default=None, help="teams generated for a random format (20000)"
+    )
+    priors.add_argument("--force", action="store_true", help="build again what is cached")
+    priors.set_defaults(func=_priors)
     for name, entry in sorted(_plugin_commands().items()):
         if name in sub.choices:
             continue

@@ -53,6 +53,8 @@ from poke_env.battle import (
 from poke_env.data import GenData
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
 
+from pokegym.world.data import to_id
+from pokegym.world.speed import action_speed, effective_speed
 from policies.base import Policy
 
 # --------------------------------------------------------------------------- constants
@@ -304,15 +306,11 @@ def _random_pool(gen: int, species: str) -> tuple[tuple[str, ...], tuple[str, ..
     moves: set[str] = set()
     abilities: set[str] = set()
     for role in entry.get("sets", []):
-        moves.update(_to_id(m) for m in role.get("movepool", []))
-        abilities.update(_to_id(a) for a in role.get("abilities", []))
+        moves.update(to_id(m) for m in role.get("movepool", []))
+        abilities.update(to_id(a) for a in role.get("abilities", []))
     if "moves" in entry:  # older generations' layout
-        moves.update(_to_id(m) for m in entry["moves"])
+        moves.update(to_id(m) for m in entry["moves"])
     return tuple(sorted(moves)), tuple(sorted(abilities))
-
-
-def _to_id(text: str) -> str:
-    return "".join(c for c in text.lower() if c.isalnum())
 
 
 def _boost_multiplier(stage: int) -> float:
@@ -371,6 +369,10 @@ class Model:
         tag = (battle.format or battle.battle_tag or "").lower()
         self.random_format = "random" in tag
         self.weather = next(iter(battle.weather), None)
+        self.weather_id = to_id(self.weather.name) if self.weather is not None else ""
+        self.terrain_id = next(
+            (to_id(f.name) for f in battle.fields if f.name.endswith("_TERRAIN")), ""
+        )
         self.trick_room = Field.TRICK_ROOM in battle.fields
         self._tera_types = self._request_tera_types(battle)
         self._combatants: dict[int, Combatant] = {}
@@ -478,15 +480,47 @@ class Model:
 
     # ----------------------------------------------------------------- speed
     def speed(self, c: Combatant) -> float:
-        speed = c.stats["spe"] * _boost_multiplier(c.boosts.get("spe", 0))
-        if c.status == Status.PAR and "quickfeet" not in c.abilities:
-            speed *= 0.5
-        if c.item == "choicescarf":
-            speed *= 1.5
+        """Speed as Showdown computes it (:func:`pokegym.world.speed.effective_speed`),
+        from what this side knows: an unknown item counts as none, and an ability that is
+        one of several candidates by its share (the mean over the candidates)."""
+        speeds = self._speeds(c)
+        return sum(speed for speed, _ in speeds) / len(speeds)
+
+    def action_speed(self, c: Combatant) -> float:
+        """What actions of one priority are ordered by, higher first (Trick Room
+        included: :func:`pokegym.world.speed.action_speed`), as a mean over candidates."""
+        speeds = self._speeds(c)
+        return sum(action for _, action in speeds) / len(speeds)
+
+    def _speeds(self, c: Combatant) -> list[tuple[int, int]]:
+        """``(getStat('spe'), action speed)`` for each candidate ability of ``c``."""
+        mon = c.mon
         side = self.battle.side_conditions if c.ours else self.battle.opponent_side_conditions
-        if SideCondition.TAILWIND in side:
-            speed *= 2
-        return speed
+        effects = mon.effects
+        found = []
+        for ability in c.abilities or ("",):
+            speed = effective_speed(
+                int(c.stats["spe"]),
+                boost=c.boosts.get("spe", 0),
+                item=c.item or "",
+                ability=ability,
+                status=c.status.name.lower() if c.status is not None else "",
+                tailwind=SideCondition.TAILWIND in side,
+                swamp=SideCondition.GRASS_PLEDGE in side,
+                weather=self.weather_id,
+                terrain=self.terrain_id,
+                speed_ability_boost=Effect.PROTOSYNTHESISSPE in effects
+                or Effect.QUARKDRIVESPE in effects,
+                # poke-env's battle object does not say whether an item was lost on the
+                # field (Unburden): an item-less Pokémon may never have held one.
+                item_lost=False,
+                slow_start=Effect.SLOW_START in effects,
+                dynamaxed=mon.is_dynamaxed,
+                species=mon.species,
+                gen=self.gen,
+            )
+            found.append((speed, action_speed(speed, self.trick_room)))
+        return found
 
     def moves_first(self, mine: Combatant, theirs: Combatant, priority: int = 0) -> float:
         """1.0 when ``mine`` acts first with a move of ``priority``, 0 second, 0.5 tie."""
@@ -494,9 +528,7 @@ class Model:
             return 1.0
         if priority < 0:
             return 0.0
-        ours, other = self.speed(mine), self.speed(theirs)
-        if self.trick_room:
-            ours, other = other, ours
+        ours, other = self.action_speed(mine), self.action_speed(theirs)
         return 1.0 if ours > other else 0.0 if ours < other else 0.5
 
     # ----------------------------------------------------------------- damage

@@ -1,8 +1,13 @@
 """Shared fixtures and helpers.
 
-Every test runs real Showdown battles: on the embedded simulator (the process-wide
-one that environments share unless given their own) or on a local Showdown server
-that pokegym starts itself. Nothing here mocks Showdown.
+Tests run real Showdown battles: on the embedded simulator (the process-wide one that
+environments share unless given their own) or on a local Showdown server that pokegym
+starts itself. Nothing here mocks Showdown.
+
+Two tiers (docs/testing.md): tests marked ``slow`` start Node.js (battles, servers,
+Showdown's own damage numbers) or run for minutes; the others, ``pytest -m "not slow"``,
+run without starting Node. A test that is not marked ``slow`` and still starts Node
+fails with :class:`NodeInFastTest`, so the fast tier stays fast.
 """
 
 from __future__ import annotations
@@ -19,9 +24,41 @@ from typing import Any
 import pytest
 
 from pokegym.env import ShowdownEnv
+from pokegym.errors import NodeNotFoundError
+from pokegym.showdown import server as showdown_server
+from pokegym.showdown import simulator as showdown_simulator
 from pokegym.showdown.server import LocalServer, shared_server
 from pokegym.showdown.simulator import Simulator
 from pokegym.teams import builtin_pool
+
+# Where a fast test's subprocesses look for Node: nowhere, so they cannot start it either.
+NO_NODE = "/nonexistent/fast-tests-start-no-node/node"
+
+
+class NodeInFastTest(NodeNotFoundError):
+    """A test that is not marked ``slow`` tried to start Node.js."""
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_start_no_node(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside ``slow`` tests, starting Node (a simulator, a server, npm) is an error."""
+    if request.node.get_closest_marker("slow") is not None:
+        return
+
+    def refuse() -> Any:
+        raise NodeInFastTest(
+            f"{request.node.nodeid} starts Node.js but is not marked slow: add "
+            "@pytest.mark.slow (the fast tier, pytest -m 'not slow', runs without Node). "
+            "If it only reads Showdown's game data or the priors, build them once with "
+            "`pokegym priors build`."
+        )
+
+    # The places that start Node processes (find_node itself stays testable).
+    for module in (showdown_simulator, showdown_server):
+        monkeypatch.setattr(module, "find_node", refuse)
+    monkeypatch.setenv("POKEGYM_NODE", NO_NODE)
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +81,9 @@ def benchmark_script() -> Callable[[str], ModuleType]:
 def small_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Ten real battles of ``one_step`` against ``random`` from ``pokegym collect``, shared
     by the tests of training and memories. Read-only: copy it before changing it."""
+    pytest.importorskip(
+        "pyarrow", reason="collections need the distill extra (pip install -e '.[distill]')"
+    )
     from train.collect import main as collect_main
 
     out = tmp_path_factory.mktemp("collection") / "data"

@@ -20,6 +20,9 @@ from pokegym.arena import ArenaConfig, run_arena
 from pokegym.env import ShowdownEnv
 from policies.abyssal import AbyssalPolicy
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 def set_text(
     species: str,

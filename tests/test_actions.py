@@ -62,6 +62,7 @@ def check_round_trips(codec: ActionCodec, stats: RoundTripStats):
     return on_state
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize(
     ("battle_format", "options", "gimmick"),
@@ -88,6 +89,7 @@ def test_round_trip_on_every_legal_action(make_env, battle_format, options, gimm
         assert stats.forced_switch_states > 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_gen8_without_dynamax_masks_gimmick(make_env):
     env = make_env("gen8randombattle", dynamax=False)
@@ -100,6 +102,7 @@ def test_gen8_without_dynamax_masks_gimmick(make_env):
     play_episode(env, seed=3, on_state=on_state)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_gimmick_is_masked_once_used(make_env):
     """After terastallizing once, no tera action is legal for the rest of the battle."""
@@ -118,6 +121,7 @@ def test_gimmick_is_masked_once_used(make_env):
         assert not truncated
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_team_preview_choices(make_env):
     env = make_env("gen9ou", team_preview=True)
@@ -135,6 +139,7 @@ def test_team_preview_choices(make_env):
     assert codec.describe(SWITCH + 2, battle) == f"{SWITCH + 2}=lead with slot 3 {species}"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_describe(make_env):
     env = make_env("gen9randombattle")
@@ -157,6 +162,7 @@ def test_describe(make_env):
     assert legal == [int(i) for i in np.flatnonzero(codec.mask(battle))]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_orders_that_name_nothing_legal(make_env):
     env = make_env("gen9randombattle")

@@ -50,6 +50,7 @@ def test_register_agent():
             register_agent(bad, RandomPolicy)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize(
     "opponent",
@@ -70,6 +71,7 @@ def test_opponents_play_full_battles(make_env, opponent, battle_format):
     assert episode.final_info["battle"].finished
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("battle_format", ["gen9randombattle", "gen8randombattle"])
 def test_max_power_picks_the_strongest_move(make_env, battle_format):
@@ -100,6 +102,7 @@ def test_max_power_picks_the_strongest_move(make_env, battle_format):
     assert checked["moves"] > 0 and checked["switches"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_random_policy_orders_are_legal_and_seeded(make_env):
     env = make_env("gen9randombattle")
@@ -115,6 +118,7 @@ def test_random_policy_orders_are_legal_and_seeded(make_env):
     play_episode(env, seed=2, on_state=on_state)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_policy_team_preview_and_as_player(make_env):
     env = make_env("gen9ou", team_preview=True)

@@ -36,6 +36,7 @@ def outcomes(result):
     return [(b.p1, b.p2, b.winner, b.turns) for b in result.battles]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_round_robin_records_sides_seeds_and_concurrency():
     config = ArenaConfig(agents=["random", "max_power"], battles_per_pair=8, concurrency=4, seed=3)
@@ -65,6 +66,7 @@ def test_round_robin_records_sides_seeds_and_concurrency():
     assert stats.decisions == len(stats.latencies) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_clock_timeouts_are_losses_reported_separately(monkeypatch):
     import pokegym.arena
@@ -101,6 +103,7 @@ def test_clock_timeouts_are_losses_reported_separately(monkeypatch):
     assert usage["tokens_in"] == 100 * decisions and usage["calls"] == decisions
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_mirror_ou_and_outputs(tmp_path):
     config = ArenaConfig(
@@ -137,6 +140,7 @@ def test_agent_spec_splitting_and_bad_configs():
         run_arena(ArenaConfig(agents=["random", "no_such_agent"]))
 
 
+@pytest.mark.slow
 def test_a_bad_format_leaves_no_simulator_running(monkeypatch):
     """The arena starts its simulators before it can ask Showdown about the format; when
     the format is refused, the simulators it started are stopped again."""
@@ -157,6 +161,7 @@ def test_a_bad_format_leaves_no_simulator_running(monkeypatch):
     assert started and all(sim.pid is None for sim in started)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_compare_cli(tmp_path):
     out = subprocess.run(

@@ -50,6 +50,7 @@ class Interrupt:
             raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_an_interrupted_tournament_resumes_to_the_same_battles(tmp_path, uninterrupted):
     path = tmp_path / JOURNAL_NAME
@@ -88,6 +89,7 @@ def test_an_interrupted_tournament_resumes_to_the_same_battles(tmp_path, uninter
     assert len(path.read_text().splitlines()) == 1 + 8
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_battle_cut_short_on_disk_is_played_again(tmp_path, uninterrupted):
     """A process killed while writing leaves half a line: it is dropped, the battle is
@@ -106,6 +108,7 @@ def test_a_battle_cut_short_on_disk_is_played_again(tmp_path, uninterrupted):
     assert per_battle(result.battles) == per_battle(uninterrupted.battles)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(
     ("change", "named"),
@@ -183,6 +186,7 @@ def battle_lines(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_compare_stops_on_a_signal_and_the_same_command_resumes(tmp_path, uninterrupted, signum):
@@ -231,6 +235,7 @@ def test_compare_stops_on_a_signal_and_the_same_command_resumes(tmp_path, uninte
     assert len((out / "battles.csv").read_text().splitlines()) == 1 + 8
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_compare_refuses_a_folder_of_another_tournament(tmp_path):
     out = tmp_path / "results"

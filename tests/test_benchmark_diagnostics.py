@@ -16,6 +16,7 @@ PROBE = ROOT / "benchmarks" / "llm_value_probe.py"
 SHIPPED = ROOT / "policies" / "checkpoints" / "distilled-gen9randombattle"
 
 
+@pytest.mark.slow
 def test_a_shard_appends_real_runs_and_the_summary_counts_them(tmp_path, benchmark_script):
     out = tmp_path / "shard.jsonl"
     run = [sys.executable, str(SHARDED), "--agents", "one_step,max_power", "--seed", "5",
@@ -69,6 +70,7 @@ def test_the_probe_judges_with_the_held_out_auc_of_training(benchmark_script):
     assert np.isnan(roc_auc(np.array([0.5, 0.6]), np.array([1, 1])))
 
 
+@pytest.mark.slow
 def test_the_value_probe_scores_real_states(tmp_path):
     pytest.importorskip("transformers")
     sys.path.insert(0, str(ROOT / "tests"))
@@ -90,6 +92,7 @@ def test_the_value_probe_scores_real_states(tmp_path):
     assert sum(summary["llm_modal_bucket_counts"]) == len(states)
 
 
+@pytest.mark.slow
 def test_the_value_probe_without_a_model_compares_the_other_two(tmp_path):
     out = tmp_path / "probe.json"
     done = subprocess.run([sys.executable, str(PROBE), "--battles", "4", "--stride", "2",

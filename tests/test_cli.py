@@ -35,6 +35,7 @@ def battle_records(path: Path) -> list[dict]:
     return [{k: v for k, v in b.items() if k != "seconds"} for b in payload["battles"]]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_battle_summary_and_json(tmp_path):
     out = tmp_path / "match.json"
@@ -71,6 +72,7 @@ def test_battle_summary_and_json(tmp_path):
     assert battle_records(again) == battle_records(out)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_battle_with_teams_and_replays(tmp_path, rain_team):
     team = tmp_path / "rain.txt"
@@ -90,6 +92,7 @@ def test_battle_with_teams_and_replays(tmp_path, rain_team):
         assert "Pelipper" in text or "Barraskewda" in text or "Iron Treads" in text
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_bad_format_is_a_one_line_error():
     result = run_cli("battle", "--format", "gen9oo", "--battles", "2", "--quiet")
@@ -97,12 +100,14 @@ def test_bad_format_is_a_one_line_error():
     assert_one_line_error(result, "Unknown battle format 'gen9oo'", "gen9ou")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_unknown_agent_is_a_one_line_error():
     result = run_cli("battle", "--p1", "no_such_agent", "--battles", "1", "--quiet")
     assert_one_line_error(result, "no_such_agent", "max_power", "random")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_missing_team_file_is_a_one_line_error(tmp_path):
     missing = tmp_path / "nope.txt"
@@ -112,6 +117,7 @@ def test_missing_team_file_is_a_one_line_error(tmp_path):
     assert_one_line_error(result, str(missing))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_team_file_that_is_not_utf8_is_a_one_line_error(tmp_path, rain_team):
     team = tmp_path / "latin1.txt"
@@ -153,6 +159,7 @@ def test_usage_errors():
     assert "invalid choice" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_showdown_status_console_script(tmp_path):
     script = Path(sys.executable).with_name("pokegym")
@@ -170,6 +177,7 @@ def test_showdown_status_console_script(tmp_path):
     assert any(line.startswith("server: nothing listens on 127.0.0.1:1") for line in lines)
 
 
+@pytest.mark.slow
 @pytest.mark.server
 @pytest.mark.timeout(60)
 def test_showdown_status_sees_a_running_server(local_server):

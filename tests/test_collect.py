@@ -14,6 +14,9 @@ from policies.value_net import STATE_FEATURES
 from train import collect as collect_module
 from train.collect import SCHEMA_VERSION, collected_battles, main, read_collection
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 class Interrupting(RandomPolicy):
     """A random agent that raises KeyboardInterrupt (Ctrl-C) after ``after`` decisions."""

@@ -635,6 +635,7 @@ def _check(case: Case, answer: dict[str, Any]) -> DamageResult:
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_matches_showdown(case: Case, reference: dict[str, dict[str, Any]]) -> None:
     _check(case, reference[case.name])
@@ -648,6 +649,7 @@ def test_matches_showdown(case: Case, reference: dict[str, dict[str, Any]]) -> N
         _check(control, reference[control.name])
 
 
+@pytest.mark.slow
 def test_hand_computed_earthquake(reference: dict[str, dict[str, Any]]) -> None:
     """Adamant 252 Atk Garchomp Earthquake on Impish 252/252 Tyranitar, by hand."""
     dex = load_dex(9)
@@ -676,6 +678,7 @@ def test_hand_computed_earthquake(reference: dict[str, dict[str, Any]]) -> None:
     assert list(result.crit_rolls) == answer["critRolls"]
 
 
+@pytest.mark.slow
 def test_hand_computed_resisted_special_hit() -> None:
     """Modest 252 SpA Primarina Moonblast on Calm 252/252 Heatran (x0.25), by hand."""
     dex = load_dex(9)
@@ -691,6 +694,7 @@ def test_hand_computed_resisted_special_hit() -> None:
     assert list(calculate(dex, attacker, defender, "moonblast", fld).rolls) == by_hand
 
 
+@pytest.mark.slow
 def test_multi_hit_distribution(reference: dict[str, dict[str, Any]]) -> None:
     dex = load_dex(9)
     attacker, defender, fld = calculator_inputs(dex, CHOMP, TTAR)
@@ -706,6 +710,7 @@ def test_multi_hit_distribution(reference: dict[str, dict[str, Any]]) -> None:
     assert linked.max == 5 * max(tail_slap) and linked.min == 5 * min(tail_slap)
 
 
+@pytest.mark.slow
 def test_triple_axel_hits_grow(reference: dict[str, dict[str, Any]]) -> None:
     case = next(c for c in CASES if c.name == "triple axel third hit")
     result = _calc(case)
@@ -714,6 +719,7 @@ def test_triple_axel_hits_grow(reference: dict[str, dict[str, Any]]) -> None:
     assert list(result.hit_rolls[2]) == reference[case.name]["rolls"]
 
 
+@pytest.mark.slow
 def test_ko_chance_from_showdown_rolls() -> None:
     dex = load_dex(9)
     answer = showdown_damage(CHOMP, TTAR, "earthquake")
@@ -741,6 +747,7 @@ def test_ko_chance_from_showdown_rolls() -> None:
     assert double.ko_chance(target) < 1.0
 
 
+@pytest.mark.slow
 def test_damage_over_prior() -> None:
     dex = load_dex(9)
     vest = mon("tyranitar", "assaultvest", "sandstream", nature="impish")
@@ -770,6 +777,7 @@ def test_damage_over_prior() -> None:
         damage_over_prior(dex, attacker, [(candidates[0][0], 0.0)], "moonblast")
 
 
+@pytest.mark.slow
 def test_immune_result(reference: dict[str, dict[str, Any]]) -> None:
     result = _calc(next(c for c in CASES if c.name == "type immunity"))
     assert reference["type immunity"]["immune"]

@@ -313,6 +313,7 @@ def assert_no_damage(result: DamageResult, answer: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------ Fling
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["fling iron ball", "fling life orb"])
 def test_fling_power_comes_from_the_held_item(
     name: str, showdown: dict[str, dict[str, Any]]
@@ -325,6 +326,7 @@ def test_fling_power_comes_from_the_held_item(
     assert not result.approximate, result.notes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["fling no item", "fling klutz", "fling a mask"])
 def test_fling_fails_without_an_item_it_can_throw(
     name: str, showdown: dict[str, dict[str, Any]]
@@ -333,6 +335,7 @@ def test_fling_fails_without_an_item_it_can_throw(
 
 
 # ------------------------------------------------------------------ always-critical moves
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["frost breath", "storm throw", "wicked blow", "flower trick", "surging strikes"]
 )
@@ -351,6 +354,7 @@ def test_moves_that_always_crit(
     assert result.crit_chance == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["frost breath on shell armor", "wicked blow on battle armor"])
 def test_an_ability_that_prevents_crits_stops_an_always_critical_move(
     name: str, showdown: dict[str, dict[str, Any]]
@@ -363,6 +367,7 @@ def test_an_ability_that_prevents_crits_stops_an_always_critical_move(
 
 
 # ------------------------------------------------------------------ moves that can fail
+@pytest.mark.slow
 def test_dream_eater_fails_on_a_target_that_is_awake(showdown: dict[str, dict[str, Any]]) -> None:
     assert_no_damage(calc("dream eater awake"), showdown["dream eater awake"])
     for name in ("dream eater asleep", "dream eater comatose"):
@@ -373,6 +378,7 @@ def test_dream_eater_fails_on_a_target_that_is_awake(showdown: dict[str, dict[st
         assert not result.approximate, result.notes
 
 
+@pytest.mark.slow
 def test_steel_roller_fails_without_a_terrain(showdown: dict[str, dict[str, Any]]) -> None:
     assert_no_damage(calc("steel roller"), showdown["steel roller"])
     answer, result = showdown["steel roller in terrain"], calc("steel roller in terrain")
@@ -381,6 +387,7 @@ def test_steel_roller_fails_without_a_terrain(showdown: dict[str, dict[str, Any]
 
 
 # ------------------------------------------------------------------ OHKO moves
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [
@@ -394,12 +401,14 @@ def test_ohko_moves_fail(name: str, showdown: dict[str, dict[str, Any]]) -> None
     assert_no_damage(calc(name), showdown[name])
 
 
+@pytest.mark.slow
 def test_ohko_moves_hit_for_the_target_max_hp(showdown: dict[str, dict[str, Any]]) -> None:
     answer, result = showdown["sheer cold"], calc("sheer cold")
     assert list(result.rolls) == rolls(answer) == [404] * 16
     assert result.ko_chance(404) == 1.0
 
 
+@pytest.mark.slow
 def test_a_focus_sash_survives_fixed_damage(showdown: dict[str, dict[str, Any]]) -> None:
     # Showdown's Damage event leaves the target at 1 HP.
     for name, hp in (("guillotine on a focus sash", 404), ("final gambit on a focus sash", 404)):
@@ -410,6 +419,7 @@ def test_a_focus_sash_survives_fixed_damage(showdown: dict[str, dict[str, Any]])
 
 
 # ------------------------------------------------------------------ between the hits
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("prefix", "hits"), [("weak armor", 5), ("stamina", 5), ("water compaction", 3)]
 )
@@ -428,6 +438,7 @@ def test_defence_changes_between_the_hits_of_a_multi_hit_move(
     assert result.max == sum(max(hit_rolls(result, n)[0]) for n in range(1, hits + 1))
 
 
+@pytest.mark.slow
 def test_white_herb_waits_until_the_move_ends(showdown: dict[str, dict[str, Any]]) -> None:
     # White Herb restores lowered stats after the whole move, not between its hits.
     answer = showdown["weak armor white herb hit 3"]
@@ -436,6 +447,7 @@ def test_white_herb_waits_until_the_move_ends(showdown: dict[str, dict[str, Any]
     assert list(hit_rolls(result, 3)[0]) == rolls(answer)
 
 
+@pytest.mark.slow
 def test_effects_between_hits_that_are_not_modelled_are_flagged(
     showdown: dict[str, dict[str, Any]],
 ) -> None:
@@ -451,6 +463,7 @@ def test_effects_between_hits_that_are_not_modelled_are_flagged(
 
 
 # ------------------------------------------------------------------ charging moves
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "control"),
     [
@@ -477,6 +490,7 @@ def test_the_charge_turn_raises_special_attack_before_the_hit(
 
 
 # ------------------------------------------------------------------ Protean / Libero
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "control"),
     [
@@ -497,12 +511,14 @@ def test_protean_changes_type_before_the_hit(
         assert rolls(showdown["protean"]) != rolls(showdown["protean control"])
 
 
+@pytest.mark.slow
 def test_protean_only_once_per_switch_in_from_gen_9(showdown: dict[str, dict[str, Any]]) -> None:
     spent = calc("protean", protean_used=True)
     assert list(spent.rolls) == rolls(showdown["protean control"])
 
 
 # ------------------------------------------------------------------ Disguise / Ice Face
+@pytest.mark.slow
 def test_disguise_blocks_the_first_hit_and_reports_the_broken_form(
     showdown: dict[str, dict[str, Any]],
 ) -> None:
@@ -523,6 +539,7 @@ def test_disguise_blocks_the_first_hit_and_reports_the_broken_form(
     assert max(broken.rolls) > 0
 
 
+@pytest.mark.slow
 def test_disguise_on_a_multi_hit_move(showdown: dict[str, dict[str, Any]]) -> None:
     result = calc("disguise triple axel hit 1")
     assert rolls(showdown["disguise triple axel hit 1"]) == [0] * 16
@@ -535,6 +552,7 @@ def test_disguise_on_a_multi_hit_move(showdown: dict[str, dict[str, Any]]) -> No
     assert result.form_break_hp == 314 // 8
 
 
+@pytest.mark.slow
 def test_disguise_blocks_fixed_damage_and_mold_breaker_ignores_it(
     showdown: dict[str, dict[str, Any]],
 ) -> None:
@@ -549,6 +567,7 @@ def test_disguise_blocks_fixed_damage_and_mold_breaker_ignores_it(
     assert breaker.broken_form is None and breaker.form_break_hp == 0
 
 
+@pytest.mark.slow
 def test_ice_face_blocks_physical_hits_and_reports_the_noice_form(
     showdown: dict[str, dict[str, Any]],
 ) -> None:
@@ -576,6 +595,7 @@ def test_ice_face_without_the_set_estimates_the_noice_stats() -> None:
 
 
 # ------------------------------------------------------------------ fixed damage and Round
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [
@@ -597,5 +617,6 @@ def test_fixed_damage_and_round(name: str, showdown: dict[str, dict[str, Any]]) 
         assert rolls(answer) != rolls(showdown["round control"])  # Liquid Voice: Water
 
 
+@pytest.mark.slow
 def test_endeavor_fails_when_the_user_has_more_hp(showdown: dict[str, dict[str, Any]]) -> None:
     assert_no_damage(calc("endeavor at more hp"), showdown["endeavor at more hp"])

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 from helpers import Episode, play_episode
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 def assert_same_episode(a: Episode, b: Episode) -> None:
     assert a.actions == b.actions

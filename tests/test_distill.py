@@ -7,7 +7,6 @@ import json
 import shutil
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
 from policies.value_net import CheckpointError, load_checkpoint
@@ -29,6 +28,7 @@ def config(data, out, **changes):
     return DistillConfig(**{**base, **changes})
 
 
+@pytest.mark.slow
 def test_training_lowers_the_held_out_loss(small_collection, tmp_path):
     summary = train(config(small_collection, tmp_path / "ck"), log=lambda _: None)
     assert summary["best"]["log_loss"] < summary["initial"]["log_loss"]
@@ -45,6 +45,7 @@ def test_training_lowers_the_held_out_loss(small_collection, tmp_path):
     assert network.llm_score(states) is None  # no LLM labels: head (b) skipped
 
 
+@pytest.mark.slow
 def test_seeded_runs_match(small_collection, tmp_path):
     for name in ("a", "b"):
         train(config(small_collection, tmp_path / name, max_epochs=2), log=lambda _: None)
@@ -54,15 +55,16 @@ def test_seeded_runs_match(small_collection, tmp_path):
     assert a != (tmp_path / "c" / "model.safetensors").read_bytes()
 
 
+@pytest.mark.slow
 def test_llm_head_trains_where_labels_exist(small_collection, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
     data = tmp_path / "with-llm"
     shutil.copytree(small_collection, data)
     for path in data.glob("shard-*.parquet"):  # label half the rows with a score
         table = pq.read_table(path)
         values = table.column("heuristic_value").to_pylist()
         labels = [v if i % 2 else None for i, v in enumerate(values)]
-        import pyarrow as pa
-
         column = pa.array(labels, type=pa.float32())
         index = table.schema.get_field_index("llm_value")
         pq.write_table(table.set_column(index, "llm_value", column), path)
@@ -74,6 +76,7 @@ def test_llm_head_trains_where_labels_exist(small_collection, tmp_path):
     assert scores is not None and scores.shape == (2,)
 
 
+@pytest.mark.slow
 def test_several_collections_are_pooled_with_distinct_battles(small_collection, tmp_path, capsys):
     copy = tmp_path / "copy"
     shutil.copytree(small_collection, copy)  # the same battle ids in two folders
@@ -117,6 +120,7 @@ def test_auc_on_known_rankings():
     assert roc_auc(np.array([0.5, 0.5]), np.array([0, 1])) == 0.5
 
 
+@pytest.mark.slow
 def test_bad_inputs_give_clear_errors(tmp_path, small_collection, capsys):
     assert main(["--data", str(tmp_path / "none"), "--out", str(tmp_path / "ck")]) == 2
     assert "pokegym collect" in capsys.readouterr().err

@@ -30,6 +30,7 @@ def states():
     return [state for state, _, _ in samples]
 
 
+@pytest.mark.slow
 def test_shipped_checkpoint_scores_world_model_states(states):
     network = load_checkpoint(default_checkpoint())
     model = TransitionModel(load_dex(9))
@@ -54,6 +55,7 @@ def test_shipped_checkpoint_scores_world_model_states(states):
     )
 
 
+@pytest.mark.slow
 def test_root_priors_are_added_only_at_the_root(states):
     model = TransitionModel(load_dex(9))
     state = states[0]
@@ -78,6 +80,7 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
         DistilledPolicy(depth=1)
 
 
+@pytest.mark.slow
 def test_distilled_plays_real_battles_at_depth_two():
     agents: list[DistilledPolicy] = []
 
@@ -115,6 +118,7 @@ class AnchorProbe(DistilledPolicy):
         raise AssertionError("a probe records what it needs")
 
 
+@pytest.mark.slow
 def test_the_anchor_is_played_unless_the_search_beats_it_by_the_margin():
     """``anchor=abyssal``: abyssal's choice is always a root candidate; the search replaces
     it only with an action whose backed-up value is higher by more than the margin."""
@@ -151,6 +155,7 @@ def test_bad_anchor_options_are_clear_errors():
     assert DistilledPolicy(anchor="none").anchor_name == "none"
 
 
+@pytest.mark.slow
 def test_trusted_rules_are_played_without_a_search():
     seen: list[tuple[object, object, object]] = []
 
@@ -177,6 +182,7 @@ def test_trusted_rules_are_played_without_a_search():
         DistilledPolicy(trust="finish+finsh")
 
 
+@pytest.mark.slow
 def test_members_under_a_checkpoint_are_averaged(tmp_path, states):
     import shutil
 
@@ -212,6 +218,7 @@ def test_members_under_a_checkpoint_are_averaged(tmp_path, states):
         load_ensemble(folder)
 
 
+@pytest.mark.slow
 def test_adaptive_caution_follows_the_value_of_the_root(states):
     class Fixed:
         def __init__(self, value):
@@ -234,6 +241,7 @@ def test_adaptive_caution_follows_the_value_of_the_root(states):
         DistilledPolicy(adaptive_caution=1.5)
 
 
+@pytest.mark.slow
 def test_several_determinizations_average_the_root_values():
     calls: list[dict] = []
 
@@ -259,6 +267,7 @@ def test_several_determinizations_average_the_root_values():
         DistilledPolicy(determinizations=0)
 
 
+@pytest.mark.slow
 def test_chance_samples_the_root_turn_in_real_battles():
     searches: list[tuple[int, int, int]] = []
 

@@ -39,6 +39,7 @@ Timid Nature
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("battle_format", "suggestion"),
     [
@@ -62,12 +63,14 @@ def test_format_must_be_a_non_empty_string(battle_format):
         resolve_format(battle_format)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("battle_format", ["gen9doublesou", "gen9randomdoublesbattle"])
 def test_doubles_formats_are_rejected(battle_format):
     with pytest.raises(UnknownFormatError, match="doubles format; pokegym plays singles"):
         ShowdownEnv(battle_format)
 
 
+@pytest.mark.slow
 def test_format_facts():
     ou = resolve_format("gen9ou")
     assert (ou.gen, ou.random_teams, ou.team_preview, ou.gimmick) == (
@@ -83,6 +86,7 @@ def test_format_facts():
     assert resolve_format("gen91v1factory").picked_team_size == 1
 
 
+@pytest.mark.slow
 def test_illegal_move_in_team_quotes_showdown(make_env):
     with pytest.raises(InvalidTeamError) as excinfo:
         make_env("gen9ou", team=ILLEGAL_MOVE_TEAM)
@@ -92,6 +96,7 @@ def test_illegal_move_in_team_quotes_showdown(make_env):
         make_env("gen9ou", opponent_team=ILLEGAL_MOVE_TEAM)
 
 
+@pytest.mark.slow
 def test_banned_tera_blast_quotes_showdown(gen9ou_pool):
     team = next(t for t in gen9ou_pool if "rain" in t.name)
     banned = team.text.replace("- Knock Off", "- Tera Blast")
@@ -103,6 +108,7 @@ def test_banned_tera_blast_quotes_showdown(gen9ou_pool):
     assert "gen9ou" in message
 
 
+@pytest.mark.slow
 def test_unreadable_teams():
     with pytest.raises(InvalidTeamError, match="neither a team file that exists nor team text"):
         ShowdownEnv("gen9ou", team="/no/such/team.txt")
@@ -112,6 +118,7 @@ def test_unreadable_teams():
         validate_team("Not A Pokemon\n- Splash\n", "gen9ou")
 
 
+@pytest.mark.slow
 def test_a_team_file_that_is_not_utf8_is_an_invalid_team(tmp_path, rain_team):
     """A team saved in another encoding (here UTF-16, as some editors on Windows do) is
     one clear InvalidTeamError naming the file, also inside a folder of teams."""
@@ -130,6 +137,7 @@ def test_a_team_file_that_is_not_utf8_is_an_invalid_team(tmp_path, rain_team):
         ShowdownEnv("gen9ou", team=bad)
 
 
+@pytest.mark.slow
 def test_empty_team_string_is_an_empty_team(tmp_path, monkeypatch, rain_team):
     """``team=""`` is an empty team, not "every .txt file in the current directory"."""
     (tmp_path / "notes.txt").write_text(rain_team)
@@ -138,6 +146,7 @@ def test_empty_team_string_is_an_empty_team(tmp_path, monkeypatch, rain_team):
         ShowdownEnv("gen9ou", team="")
 
 
+@pytest.mark.slow
 def test_team_for_random_format_is_rejected(rain_team):
     with pytest.raises(InvalidTeamError, match="generates its own teams"):
         ShowdownEnv("gen9randombattle", team=rain_team)
@@ -145,11 +154,13 @@ def test_team_for_random_format_is_rejected(rain_team):
         ShowdownEnv("gen9randombattle", opponent_team=rain_team)
 
 
+@pytest.mark.slow
 def test_mirror_with_opponent_team_is_rejected(rain_team):
     with pytest.raises(ValueError, match="mirror"):
         ShowdownEnv("gen9ou", mirror=True, opponent_team=rain_team)
 
 
+@pytest.mark.slow
 def test_unknown_opponent_lists_known_agents():
     with pytest.raises(UnknownAgentError) as excinfo:
         ShowdownEnv("gen9randombattle", opponent="no_such_agent")
@@ -219,6 +230,7 @@ def fresh_find_node():
     install.find_node.cache_clear()
 
 
+@pytest.mark.slow
 def test_node_missing(monkeypatch, fresh_find_node, tmp_path):
     missing = tmp_path / "no-node-here" / "node"
     with monkeypatch.context() as patch:
@@ -262,6 +274,7 @@ def test_showdown_dir_without_showdown(monkeypatch, tmp_path):
     assert (install.showdown_package_dir() / "dist" / "sim" / "index.js").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.server
 @pytest.mark.timeout(60)
 def test_port_in_use_by_a_listening_socket():
@@ -276,6 +289,7 @@ def test_port_in_use_by_a_listening_socket():
         assert not server.is_running()
 
 
+@pytest.mark.slow
 @pytest.mark.server
 @pytest.mark.timeout(60)
 def test_port_in_use_by_a_bound_socket():

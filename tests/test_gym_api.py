@@ -28,6 +28,7 @@ def test_registered_ids():
         assert spec.kwargs["battle_format"] == battle_format
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("env_id", sorted(pokegym.ENV_IDS))
 def test_check_env(env_id):
@@ -40,11 +41,13 @@ def test_check_env(env_id):
         env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_readme_snippet_without_warnings():
+    """The README's quickstart, line for line."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        env = gym.make("Showdown-Gen9OU")
+        env = gym.make("Showdown-Gen9RandomBattle", opponent="max_power")
         try:
             obs, info = env.reset(seed=7)
             assert env.observation_space.contains(obs)
@@ -55,10 +58,12 @@ def test_readme_snippet_without_warnings():
             assert reward == 0.0
             assert not terminated and not truncated
             assert info["turn"] >= 1
+            assert info["battle"].active_pokemon is not None
         finally:
             env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_full_battle_through_gym_make_without_warnings():
     """The passive checker and order enforcer of gym.make stay silent over a battle."""
@@ -73,6 +78,7 @@ def test_full_battle_through_gym_make_without_warnings():
     assert episode.rewards[-1] == outcome_reward(episode.final_info) != 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_unmasked_sample_is_legal(make_env):
     """``action_space.sample()`` without a mask keeps a battle going (legal actions only)."""
@@ -91,6 +97,7 @@ def test_unmasked_sample_is_legal(make_env):
     assert 0 <= env.action_space.sample() < N_ACTIONS
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_step_before_reset_and_after_end(make_env):
     env = make_env("gen9randombattle")
@@ -102,6 +109,7 @@ def test_step_before_reset_and_after_end(make_env):
         env.step(int(np.flatnonzero(episode.observations[-2]["action_mask"])[0]))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_max_turns_truncates(make_env):
     env = make_env("gen9randombattle", max_turns=3)
@@ -111,6 +119,7 @@ def test_max_turns_truncates(make_env):
     assert all(r == 0.0 for r in episode.rewards)
 
 
+@pytest.mark.slow
 def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="max_turns"):
         pokegym.ShowdownEnv("gen9randombattle", max_turns=0)
@@ -124,6 +133,7 @@ def test_bad_constructor_arguments():
         pokegym.ShowdownEnv("gen9randombattle", reward="elo")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_single_env_trains_with_sb3_maskable_ppo():
     """SB3's DummyVecEnv deep-copies infos every step: the live battle comes back as is."""

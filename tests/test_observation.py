@@ -71,6 +71,7 @@ def test_layout_table_mentions_every_feature():
     assert f"[{O.OPPONENT_TEAM_OFFSET}:{O.FIELD_OFFSET}]" in table
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize(
     ("battle_format", "options"),
@@ -125,6 +126,7 @@ def test_observations_stay_in_the_space(make_env, battle_format, options):
         assert space.contains(obs)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_random_battle_turn_one_shows_only_the_opponent_lead(make_env):
     env = make_env("gen9randombattle")
@@ -147,6 +149,7 @@ def test_random_battle_turn_one_shows_only_the_opponent_lead(make_env):
         assert field(vec, "opponent_remaining") == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_team_preview_slots_after_the_lead_is_chosen(make_env):
     """gen9ou: the opponent's six are known from Team Preview; only the lead is revealed."""
@@ -169,6 +172,7 @@ def test_team_preview_slots_after_the_lead_is_chosen(make_env):
         assert feature(block, "base_stats").any(), "a previewed species shows its base stats"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_team_preview_state_reveals_no_opponent(make_env):
     """At the Team Preview decision nothing of the opponent has been on the field yet:
@@ -186,6 +190,7 @@ def test_team_preview_state_reveals_no_opponent(make_env):
     assert revealed == [0.0] * 6
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_encoder_is_a_pure_function_of_the_battle(make_env):
     env = make_env("gen9randombattle")

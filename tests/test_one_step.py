@@ -11,6 +11,9 @@ from pokegym.world.data import to_id
 from pokegym.world.sets import PokemonSet
 from policies.one_step import OneStepPolicy
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 GARCHOMP = """Garchomp @ Life Orb
 Ability: Rough Skin
 Tera Type: Steel

@@ -19,6 +19,9 @@ from policies.minimax import decision_state
 from policies.opponent_view import OpponentView, RuleReplyModel, reply_action, seen_opponents
 from policies.search import legal_actions
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 def abyssal_mirror(seed: int, check):
     """Plays one gen9randombattle abyssal vs abyssal; ``check(p1 battle, p2 battle, p2 order)``

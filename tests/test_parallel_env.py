@@ -12,6 +12,9 @@ from pokegym.actions import WAIT
 from pokegym.errors import IllegalActionError
 from pokegym.parallel_env import AGENTS, ShowdownParallelEnv
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 def play_parallel(env: ShowdownParallelEnv, seed: int, action_seed: int):
     """One self-play battle with seeded random legal actions; returns its trace."""

@@ -166,6 +166,7 @@ def test_display_names_are_checked_and_kept_distinct():
 
 
 # -------------------------------------------------------- the play loop
+@pytest.mark.slow
 def test_invalid_input_is_asked_again_and_never_sent():
     answers: list[Answer] = [
         "banana", "0", "99", "", "tera", "help", "state", "1",
@@ -198,6 +199,7 @@ def test_invalid_input_is_asked_again_and_never_sent():
     assert result.log is not None and result.log.rstrip().endswith("|win|random")
 
 
+@pytest.mark.slow
 def test_names_and_prefixes_pick_moves_tera_and_switches():
     expected: list[str] = []
     holder: dict[str, Any] = {}
@@ -256,6 +258,7 @@ def test_names_and_prefixes_pick_moves_tera_and_switches():
     assert result.result == "forfeit"
 
 
+@pytest.mark.slow
 def test_team_preview_lead_by_name():
     picked: dict[str, str] = {}
 
@@ -289,6 +292,7 @@ def test_team_preview_lead_by_name():
     assert first_switch.split("|")[3].split(",")[0] == picked["name"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("error", "how"), [(EOFError, "eof"), (KeyboardInterrupt, "interrupt")])
 def test_eof_or_interrupt_forfeits_and_the_replay_is_saved(tmp_path, error, how):
     result, out, script = play(["1", error])
@@ -306,6 +310,7 @@ def test_eof_or_interrupt_forfeits_and_the_replay_is_saved(tmp_path, error, how)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([log_path.name, json_path.name])
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_opponent_thinks_forfeits():
     inner = make_agent("random")
     calls = {"n": 0}
@@ -477,6 +482,7 @@ def replay_files(folder: Path) -> tuple[Path, dict[str, Any]]:
     return logs[0], json.loads(sidecars[0].read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_play_a_whole_battle_in_a_terminal(tmp_path):
     replays = tmp_path / "replays"
@@ -528,6 +534,7 @@ def test_play_a_whole_battle_in_a_terminal(tmp_path):
     assert all(c["input"] == "1" for c in data["choices"])
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     ("key", "code", "how"),
@@ -597,6 +604,7 @@ def test_switch_names_a_lead_at_team_preview():
         resolve_input("g", leads)
 
 
+@pytest.mark.slow
 def test_the_same_seed_and_answers_replay_the_same_battle():
     first, _, _ = play(["1", "2", "1", EOFError], seed=13)
     again, _, _ = play(["1", "2", "1", EOFError], seed=13)

@@ -102,6 +102,7 @@ class RoleModel(ScriptedModel):
         return [ScriptedModel.score(self, r.prefix, r.options) for r in requests]
 
 
+@pytest.mark.slow
 def test_llm_roles_candidates_values_and_turn_cache():
     session, battle = battle_position()
     try:
@@ -143,6 +144,7 @@ def test_llm_roles_candidates_values_and_turn_cache():
         session.close()
 
 
+@pytest.mark.slow
 def test_leaf_text_and_value_expectation():
     session, battle = battle_position(seed=5)
     try:
@@ -168,6 +170,7 @@ def test_leaf_text_and_value_expectation():
         session.close()
 
 
+@pytest.mark.slow
 def test_slow_backend_still_answers_in_time(monkeypatch):
     """The deadline logic on a clock that only the model moves: each call costs 1 s of
     a 2 s limit. Calls not expected to end before the deadline are not started, the
@@ -200,6 +203,7 @@ def test_slow_backend_still_answers_in_time(monkeypatch):
         session.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_pokechamp_plays_real_battles_with_the_scripted_backend():
     register_agent("pokechamp_scripted", lambda **o: PokeChampPolicy(model=RoleModel(), **o))
@@ -245,7 +249,7 @@ def _bundle_installed() -> bool:
 )
 def test_one_real_model_decision():
     """The real model through every role of one decision. How long it takes depends on
-    the machine (benchmarks/bench_llm.py measures it); the deadline logic is tested with a
+    the machine (`pokegym bench llm` measures it); the deadline logic is tested with a
     scripted model and a fake clock above."""
     session, battle = battle_position(seed=11)
     try:
@@ -260,6 +264,7 @@ def test_one_real_model_decision():
         session.close()
 
 
+@pytest.mark.slow
 def test_depth_two_uses_the_model_at_the_root_and_narrow_inner_nodes():
     session, battle = battle_position(seed=9)
     try:

@@ -26,6 +26,7 @@ def test_vote_rule():
     assert vote(["c", "a", "a", "c", "b"]) == "c"
 
 
+@pytest.mark.slow
 def test_self_consistency_votes_and_stops_early():
     session, battle = battle_position(seed=21)
     try:
@@ -51,6 +52,7 @@ def test_self_consistency_votes_and_stops_early():
         session.close()
 
 
+@pytest.mark.slow
 def test_malformed_answers_fall_back_to_the_strongest_move():
     session, battle = battle_position(seed=23)
     try:
@@ -93,6 +95,7 @@ class LegalEcho(ScriptedModel):
         )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_pokellmon_plays_real_battles_with_the_scripted_backend():
     register_agent("pokellmon_scripted", lambda **o: PokeLLMonPolicy(model=LegalEcho(), **o))

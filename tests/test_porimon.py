@@ -30,6 +30,7 @@ def test_parse_summary():
     assert parse_summary("") == ("", [])
 
 
+@pytest.mark.slow
 def test_retrieval_in_the_prompt_on_a_constructed_memory(tmp_path):
     session, battle = battle_position(seed=31, turn=6)
     try:
@@ -62,6 +63,7 @@ def test_retrieval_in_the_prompt_on_a_constructed_memory(tmp_path):
         session.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_porimon_stores_an_item_after_each_real_battle(tmp_path):
     path = tmp_path / "memory.json"

@@ -102,6 +102,7 @@ def test_memory_persists_and_refuses_corrupt_files(tmp_path):
         ExperienceMemory(path)
 
 
+@pytest.mark.slow
 def test_records_from_a_real_battle(make_env):
     from pokegym.world.data import load_dex
 

@@ -69,6 +69,7 @@ def trained(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_short_training_run_completes_and_saves(trained):
     for name in ("policy.pt", "model.zip", "config.json", "summary.json", "progress.jsonl"):
@@ -94,6 +95,7 @@ def test_short_training_run_completes_and_saves(trained):
     assert any(not torch.equal(fresh[k], trained_weights[k]) for k in fresh)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_seeded_runs_match(trained, tmp_path):
     again = tmp_path / "again"
@@ -108,6 +110,7 @@ def test_seeded_runs_match(trained, tmp_path):
     assert any(not torch.equal(first[k], third[k]) for k in first)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_saved_policy_plays_in_the_arena(trained):
     from pokegym.arena import ArenaConfig, run_arena
@@ -127,6 +130,7 @@ def test_saved_policy_plays_in_the_arena(trained):
     assert result.agent_stats["ppo"].decisions > 20
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_policy_as_env_opponent_and_masks_respected(trained, make_env):
     """The policy plays both sides of real battles; every action it picks is legal."""
@@ -149,6 +153,7 @@ def test_policy_as_env_opponent_and_masks_respected(trained, make_env):
     assert checked > 10
 
 
+@pytest.mark.slow
 def test_masks_override_the_network(make_env):
     """A network that prefers illegal actions above all still only plays legal ones."""
     policy = build_policy({"pi": [8], "vf": [8]}, {"pokemon_dim": 8, "field_dim": 4,
@@ -204,6 +209,7 @@ def test_features_extractor_parts():
         ShowdownFeaturesExtractor(bad)
 
 
+@pytest.mark.slow
 def test_checkpoint_errors_say_what_to_do(trained, tmp_path):
     with pytest.raises(CheckpointError, match="Train one"):
         PPOPolicy(tmp_path / "nothing.pt")
@@ -284,6 +290,7 @@ def test_cli_rejects_bad_options(capsys):
     assert "--curriculum" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_self_play_through_the_two_player_env(tmp_path):
     from train.selfplay import SelfPlayEnv, network_player

@@ -79,6 +79,7 @@ def _species_with_choices(prior: priors.SetPrior) -> tuple[str, SetDistribution]
 
 
 # ----------------------------------------------------------------------------- the random prior
+@pytest.mark.slow
 def test_random_prior_is_built_from_showdown_and_cached(
     random_prior: priors.TablePrior, prior_cache: Path
 ) -> None:
@@ -109,6 +110,7 @@ def gen8_prior(prior_cache: Path) -> priors.TablePrior:
     )
 
 
+@pytest.mark.slow
 def test_random_prior_for_gen8_has_no_tera(gen8_prior: priors.TablePrior) -> None:
     assert gen8_prior.gen == 8
     sets = [pset for rows in gen8_prior.table.values() for pset, _ in rows]
@@ -117,11 +119,13 @@ def test_random_prior_for_gen8_has_no_tera(gen8_prior: priors.TablePrior) -> Non
     assert all(len(pset.moves) <= 4 and pset.ability for pset in sets)
 
 
+@pytest.mark.slow
 def test_random_prior_refuses_team_formats(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="does not generate random teams"):
         priors.random_battle_prior("gen9ou", n_teams=10, cache_dir=tmp_path, quiet=True)
 
 
+@pytest.mark.slow
 def test_species_missing_from_generated_teams_fall_back_to_sets_json(
     gen8_prior: priors.TablePrior,
 ) -> None:
@@ -143,6 +147,7 @@ def test_species_missing_from_generated_teams_fall_back_to_sets_json(
 
 
 # ----------------------------------------------------------------------------- revealing facts
+@pytest.mark.slow
 def test_revealing_a_move_keeps_exactly_the_sets_with_it(random_prior: priors.TablePrior) -> None:
     _, prior = _species_with_choices(random_prior)
     move = next(m for m, p in prior.move_probabilities().items() if 0.2 < p < 0.8)
@@ -158,6 +163,7 @@ def test_revealing_a_move_keeps_exactly_the_sets_with_it(random_prior: priors.Ta
         assert weight == pytest.approx(before[pset] / mass)
 
 
+@pytest.mark.slow
 def test_revealing_item_ability_and_tera_narrows(random_prior: priors.TablePrior) -> None:
     _, prior = _species_with_choices(random_prior)
     item = next(iter(prior.item_probabilities()))
@@ -175,6 +181,7 @@ def test_revealing_item_ability_and_tera_narrows(random_prior: priors.TablePrior
     assert prior.reveal() is prior
 
 
+@pytest.mark.slow
 def test_facts_outside_the_support_keep_the_closest_sets_patched(
     random_prior: priors.TablePrior,
 ) -> None:
@@ -421,6 +428,7 @@ def test_chaos_json_marginals_and_candidate_sets() -> None:
         assert (pset.ivs[1] == 31) == ("flipturn" in pset.moves)
 
 
+@pytest.mark.slow
 def test_chaos_json_mixed_with_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     prior = priors.prior_for_format("gen9ou", usage_stats=CHAOS)
     pool = priors.pool_prior(format_id="gen9ou")
@@ -446,6 +454,7 @@ def test_chaos_json_mixed_with_the_pool(monkeypatch: pytest.MonkeyPatch) -> None
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -524,6 +533,7 @@ def _item_changed(shown: str | None, truth: PokemonSet) -> bool:
     return shown != "unknown_item" and to_id(shown or "") != truth.item
 
 
+@pytest.mark.slow
 def test_belief_from_a_random_battle_keeps_the_truth(
     simulator: Simulator, random_prior: priors.TablePrior
 ) -> None:
@@ -587,6 +597,7 @@ def test_belief_from_a_random_battle_keeps_the_truth(
         session.close()
 
 
+@pytest.mark.slow
 def test_modal_determinizer_over_team_preview_and_turns(simulator: Simulator) -> None:
     calls: list[dict[str, PokemonSet]] = []
     session, true = _play(

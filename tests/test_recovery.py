@@ -21,6 +21,9 @@ from pokegym.errors import BattleTimeoutError, SimulatorError
 from pokegym.showdown.simulator import shared_simulator
 from pokegym.vector import ShowdownVectorEnv
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 def first_legal(obs) -> int:
     return int(np.flatnonzero(obs["action_mask"])[0])

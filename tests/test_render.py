@@ -10,6 +10,9 @@ from helpers import masked_random
 
 from pokegym.parallel_env import ShowdownParallelEnv
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.timeout(120)
 def test_ansi_render_names_active_pokemon_and_legal_actions(make_env):

@@ -8,6 +8,7 @@ from helpers import play_episode
 from pokegym.rewards import ShapedReward, WinLossReward, make_reward, outcome
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("battle_format", ["gen9randombattle", "gen9ou"])
 def test_win_loss_reward(make_env, battle_format):
@@ -24,6 +25,7 @@ def test_win_loss_reward(make_env, battle_format):
     assert outcomes <= {-1.0, 0.0, 1.0}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_max_power_opponent_beats_random_agent_mostly(make_env):
     """The sign of the reward follows the battle: a random agent loses to max power."""
@@ -32,6 +34,7 @@ def test_max_power_opponent_beats_random_agent_mostly(make_env):
     assert final.count(-1.0) > final.count(1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(
     ("battle_format", "team_size"),
@@ -75,6 +78,7 @@ def test_make_reward():
         make_reward(lambda battle: 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_custom_reward_function(make_env):
     class TurnCounter:

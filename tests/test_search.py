@@ -319,6 +319,7 @@ def test_status_slots_keep_the_opponents_status_moves_among_its_replies():
     assert len(LookaheadProposer(model, 2, status_slots=1).propose(state, 0, legal)) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_minimax_agent_plays_real_battles_within_its_time_limit():
     result = run_arena(

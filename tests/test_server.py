@@ -15,6 +15,7 @@ from pokegym.showdown.server import LocalServer, free_port, is_showdown, port_in
 pytestmark = pytest.mark.server
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("battle_format", ["gen9randombattle", "gen9ou"])
 def test_battles_on_the_shared_local_server(make_env, battle_format):
@@ -31,6 +32,7 @@ def test_battles_on_the_shared_local_server(make_env, battle_format):
         assert battle.battle_tag.startswith(f"battle-{battle_format}-")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_server_battle_with_team_preview_and_max_power(make_env, local_server):
     env = make_env(
@@ -53,6 +55,7 @@ def test_server_battle_with_team_preview_and_max_power(make_env, local_server):
     assert preview_states == [[0] * 8 + [1] * 6 + [0]]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_local_server_lifecycle():
     server = LocalServer()
@@ -79,6 +82,7 @@ def test_local_server_lifecycle():
     assert not server.is_running()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_local_server_context_manager():
     with LocalServer() as server:
@@ -88,6 +92,7 @@ def test_local_server_context_manager():
     assert process_group_alive(pid) == []
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_server_dies_mid_battle_then_recovers():
     server = LocalServer().start()
@@ -127,6 +132,7 @@ def test_server_dies_mid_battle_then_recovers():
         server.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_unreachable_server_url():
     port = free_port()  # nobody listens there

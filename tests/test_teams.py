@@ -28,6 +28,7 @@ def test_builtin_pool_has_distinct_archetypes(gen9ou_pool):
         assert len(set(team.species)) == 6, f"{team.name} repeats a species"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_every_builtin_team_passes_showdowns_validator(gen9ou_pool):
     for team in gen9ou_pool:
@@ -52,6 +53,7 @@ def test_seeded_sampling_is_reproducible(gen9ou_pool):
     assert len(set(draws(3))) > 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_mirror_gives_both_sides_the_same_team(make_env):
     env = make_env("gen9ou", mirror=True)
@@ -63,6 +65,7 @@ def test_mirror_gives_both_sides_the_same_team(make_env):
         assert own == opponent
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("source", ["path", "str-path", "text", "team", "list"])
 def test_user_team_plays_a_real_battle(make_env, tmp_path, rain_team, source):
@@ -82,6 +85,7 @@ def test_user_team_plays_a_real_battle(make_env, tmp_path, rain_team, source):
     assert [mon.species for mon in battle.team.values()] == species_ids(rain_team)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_team_folder(make_env, tmp_path, gen9ou_pool):
     chosen = list(gen9ou_pool)[:2]
@@ -96,6 +100,7 @@ def test_team_folder(make_env, tmp_path, gen9ou_pool):
     assert len(seen) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_opponent_team_is_respected(make_env, rain_team):
     env = make_env("gen9ou", opponent_team=rain_team)

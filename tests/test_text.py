@@ -47,6 +47,7 @@ def all_text(messages: list) -> str:
     return "\n".join(m["content"] if isinstance(m, dict) else str(m) for m in messages)
 
 
+@pytest.mark.slow
 def test_prompt_injection_never_reaches_a_prompt() -> None:
     sim = shared_simulator()
     sim.ensure_running()
@@ -148,6 +149,7 @@ def test_templates_are_strict() -> None:
     assert "Answer with one digit" in render_template("value", leaf="x")
 
 
+@pytest.mark.slow
 def test_legal_action_labels_are_unique_and_legal(make_env) -> None:
     env = make_env("gen9randombattle")
     env.reset(seed=3)

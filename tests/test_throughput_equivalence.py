@@ -60,6 +60,9 @@ from pokegym.observation import (
 )
 from pokegym.vector import ShowdownVectorEnv
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 # (format, vector-env options, envs, steps, seed) -> digest recorded at 59b0514.
 # The two Gen 9 digests were re-recorded after one deliberate change: own Pokémon's
 # Tera types are read from the request (ShowdownBattle._note_tera_types). With that

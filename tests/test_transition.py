@@ -261,6 +261,7 @@ def test_lookahead_turns_to_ko_and_text(dex, model):
 
 
 # ------------------------------------------------------- real battles
+@pytest.mark.slow
 def test_fidelity_on_real_battles_with_true_sets():
     """Replays real simulator battles: both actives' HP after each turn and faints."""
     from pokegym.bench.worldmodel_bench import play_and_score

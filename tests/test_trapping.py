@@ -13,6 +13,9 @@ from poke_env.player.battle_order import SingleBattleOrder
 from pokegym.actions import SWITCH
 from pokegym.env import ShowdownEnv
 
+# Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
+pytestmark = pytest.mark.slow
+
 AGENT_TEAM = """Garchomp @ Leftovers
 Ability: Rough Skin
 EVs: 252 Atk / 4 SpD / 252 Spe

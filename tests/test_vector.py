@@ -44,6 +44,7 @@ def check_batch(env: ShowdownVectorEnv, obs: dict[str, np.ndarray]) -> None:
     np.testing.assert_array_equal(masks, obs["action_mask"].astype(bool))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_next_step_autoreset(make_vector):
     env = make_vector(N_ENVS, "gen9randombattle", autoreset_mode="next_step")
@@ -81,6 +82,7 @@ def test_next_step_autoreset(make_vector):
     assert "final_obs" not in info
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_same_step_autoreset(make_vector):
     env = make_vector(N_ENVS, "gen9randombattle", autoreset_mode="same_step")
@@ -119,6 +121,7 @@ def test_same_step_autoreset(make_vector):
         pytest.fail("some battle never finished")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_same_step_infos_describe_the_returned_observation(make_vector):
     """After a same-step autoreset, ``infos`` (turn, battle) belong to the new battle,
@@ -138,6 +141,7 @@ def test_same_step_infos_describe_the_returned_observation(make_vector):
     pytest.fail("no battle finished")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_vector_seeding_is_reproducible(make_vector):
     def run(seed: int) -> list[np.ndarray]:
@@ -160,6 +164,7 @@ def test_vector_seeding_is_reproducible(make_vector):
     assert len({row.tobytes() for row in a[0]}) == N_ENVS
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_vector_gen9ou_with_team_preview(make_vector):
     env = make_vector(2, "gen9ou", team_preview=True, opponent="max_power")
@@ -183,6 +188,7 @@ def test_vector_argument_checks():
         ShowdownVectorEnv(1, autoreset_mode="sometimes")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_vector_illegal_action_names_the_battle(make_vector):
     from pokegym.errors import IllegalActionError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pokegym.env import ShowdownEnv
 from pokegym.world.data import load_dex, to_id
@@ -10,6 +11,7 @@ from pokegym.world.sets import PokemonSet, compute_stats
 from pokegym.world.state import default_set, state_from_battle
 
 
+@pytest.mark.slow
 def test_state_from_a_real_battle_is_exact_for_own_side_and_overlays_the_opponent():
     env = ShowdownEnv("gen9randombattle", opponent="max_power")
     try:
@@ -76,6 +78,7 @@ def test_default_set_for_an_unknown_opponent():
     assert stats == {"hp": 304, "atk": 254, "def": 198, "spa": 174, "spd": 182, "spe": 209}
 
 
+@pytest.mark.slow
 def test_compute_stats_matches_showdown_for_generated_and_pool_teams():
     """Stats from PokemonSet + compute_stats equal the stats Showdown puts in requests."""
     from pokegym.backends.sim import SimBattleSession
@@ -110,6 +113,7 @@ def test_compute_stats_matches_showdown_for_generated_and_pool_teams():
             session.close()
 
 
+@pytest.mark.slow
 def test_own_tera_types_come_from_the_request():
     """poke-env leaves ``tera_type`` unset until a Pokémon terastallizes; the backend reads
     each own Pokémon's Tera type from the request, so the state (and the search) can

@@ -31,7 +31,6 @@ before it exits; running the same command again plays only the missing ones.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import itertools
 import json
@@ -47,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from train.config import parse_config
 
 SCHEMA_VERSION = 1
 MANIFEST = "collection.json"
@@ -90,7 +91,7 @@ class CollectConfig:
     """One collection run (saved as ``DIR/collection.json``)."""
 
     agents: list[str]
-    """Agent specs (``name`` or ``name:key=value,...``)."""
+    """Agent specs (``name`` or ``name:key=value,...``), comma-separated on the command line."""
     battle_format: str = "gen9randombattle"
     """Showdown format id (random-team formats; team formats use the built-in pool)."""
     battles: int = 100
@@ -567,24 +568,11 @@ def _collect_parallel(
 
 
 def parse_args(argv: Sequence[str] | None) -> CollectConfig:
-    parser = argparse.ArgumentParser(prog="pokegym collect", description=__doc__.split("\n")[0])
-    parser.add_argument("--agents", required=True,
-                        help="comma-separated agent specs, e.g. abyssal,one_step")  # fmt: skip
-    parser.add_argument("--format", dest="battle_format", default="gen9randombattle")
-    parser.add_argument("--battles", type=int, required=True,
-                        help="battles the folder should hold in the end")  # fmt: skip
-    parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--self-play", action="store_true", help="also pair each agent with itself")
-    parser.add_argument("--workers", type=int, default=1, help="processes (one simulator each)")
-    parser.add_argument("--shard-battles", type=int, default=20, help="battles per shard file")
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    agents = _split_agents(args.agents)
-    return CollectConfig(agents=agents, battle_format=args.battle_format, battles=args.battles,
-                         out=args.out, seed=args.seed, self_play=args.self_play,
-                         workers=args.workers, shard_battles=args.shard_battles,
-                         progress=not args.no_progress)  # fmt: skip
+    return parse_config(
+        CollectConfig, argv, prog="pokegym collect", description=__doc__.split("\n")[0],
+        aliases={"battle_format": ["--format"]}, converters={"agents": _split_agents},
+        skip=("pairs",), required=("battles", "out"),
+    )  # fmt: skip
 
 
 def _split_agents(text: str) -> list[str]:

@@ -32,7 +32,6 @@ network. Runs on a GPU when one is present (``--device``).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import itertools
 import json
@@ -47,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from pokegym.devices import torch_device
+from train.config import parse_config, seed_everything
 
 
 @dataclass(frozen=True)
@@ -96,14 +96,6 @@ class DistillConfig:
     """Also build an experience memory of the training rows into this folder."""
     threads: int = 0
     """torch CPU threads (0: torch's default)."""
-
-
-def seed_everything(seed: int) -> None:
-    """Seed NumPy's global generator and torch (CPU and CUDA)."""
-    import torch
-
-    np.random.seed(seed % (2**32))
-    torch.manual_seed(seed)
 
 
 # ----------------------------------------------------------------------- data
@@ -561,43 +553,9 @@ def build_memory(checkpoint: str | Path, data: Dataset, rows: np.ndarray | None 
 
 
 def parse_args(argv: Sequence[str] | None) -> DistillConfig:
-    parser = argparse.ArgumentParser(prog="pokegym distill", description=__doc__.split("\n")[0])
-    fields = {f.name: f for f in dataclasses.fields(DistillConfig)}
-    docs = _field_docs()
-    for name, f in fields.items():
-        flag = "--" + name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else None
-        help_text = docs.get(name, "")
-        if name in ("data", "out"):
-            parser.add_argument(flag, required=True, help=help_text)
-        elif isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
-                                help=help_text)  # fmt: skip
-        elif name == "hidden":
-            parser.add_argument(flag, default="128,64", help=help_text + " (comma-separated)")
-        elif name == "memory":
-            parser.add_argument(flag, default=None, help=help_text)
-        else:
-            parser.add_argument(flag, type=type(default), default=default, help=help_text)
-    args = vars(parser.parse_args(list(argv) if argv is not None else None))
-    args["hidden"] = tuple(int(x) for x in str(args["hidden"]).split(",") if x.strip())
-    return DistillConfig(**args)
-
-
-def _field_docs() -> dict[str, str]:
-    """Field docstrings of :class:`DistillConfig` (for --help)."""
-    import ast
-    import inspect
-
-    docs: dict[str, str] = {}
-    tree = ast.parse(inspect.getsource(DistillConfig))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    for node, following in itertools.pairwise(body):
-        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
-            value = following.value
-            if isinstance(value, ast.Constant) and isinstance(node.target, ast.Name):
-                docs[node.target.id] = str(value.value)
-    return docs
+    return parse_config(
+        DistillConfig, argv, prog="pokegym distill", description=__doc__.split("\n")[0]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

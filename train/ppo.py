@@ -33,10 +33,8 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
-import itertools
 import json
 import os
-import random
 import sys
 import time
 from dataclasses import dataclass
@@ -57,6 +55,7 @@ from policies.ppo import (
     policy_kwargs,
     save_policy,
 )
+from train.config import config_parser, seed_everything
 
 SELF_PLAY = "self_play"
 
@@ -215,15 +214,6 @@ def parse_curriculum(text: str) -> list[tuple[str, float]]:
     if stages[0][1] != 0:
         raise ValueError(f"The first curriculum stage starts at 0, got {text!r}.")
     return stages
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python's ``random``, NumPy's global generator and torch."""
-    import torch
-
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
 
 
 # ------------------------------------------------------------------ opponents
@@ -669,49 +659,12 @@ def train(config: PPOConfig) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ command line
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    return config_parser(
+        PPOConfig,
         prog="pokegym train ppo",
         description="Train a MaskablePPO policy on Showdown battles (see docs/ppo.md).",
+        aliases={"battle_format": ["--format"]},
     )
-    docs = _field_docs()
-    for f in dataclasses.fields(PPOConfig):
-        flag = "--" + f.name.replace("_", "-")
-        names = [flag, "--format"] if f.name == "battle_format" else [flag]
-        help_text = f"{docs.get(f.name, '')} (default: {f.default})".replace("%", "%%")
-        if f.type in ("bool", bool):
-            parser.add_argument(
-                *names, dest=f.name, action=argparse.BooleanOptionalAction, default=f.default,
-                help=help_text,
-            )  # fmt: skip
-            continue
-        kind: Any = {"int": int, "float": float, "str": str}.get(str(f.type), None)
-        if kind is None:  # X | None
-            base = str(f.type).split("|")[0].strip()
-            kind = {"int": int, "float": float}.get(base, str)
-        parser.add_argument(*names, dest=f.name, type=kind, default=f.default, help=help_text)
-    return parser
-
-
-def _field_docs() -> dict[str, str]:
-    """Field docstrings of :class:`PPOConfig` (the string after each field)."""
-    import ast
-    import inspect
-
-    docs: dict[str, str] = {}
-    try:
-        tree = ast.parse(inspect.getsource(PPOConfig))
-    except (OSError, TypeError):
-        return docs
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    for node, after in itertools.pairwise(body):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-        ):
-            docs[node.target.id] = " ".join(str(after.value.value).split())
-    return docs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,14 +1,16 @@
-"""Battle backends: where battles run. ``sim`` (embedded simulator) or ``server``."""
+"""Battle backends: where battles run. ``sim`` (embedded simulator) or ``server``.
+
+:class:`Backend` and the player views are in :mod:`pokegym.backends.base`; the
+backends themselves in :mod:`pokegym.backends.sim` and :mod:`pokegym.backends.server`
+(imported only when asked for: it pulls in poke-env's websocket client). This module
+re-exports the common names and picks a backend by name.
+"""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Sequence
-
-from pokegym.backends.base import BattleSession, PlayerView, ShowdownBattle
-from pokegym.backends.sim import SimBattleSession
-from pokegym.formats import BattleFormat
-from pokegym.showdown.simulator import Simulator, shared_simulator
+from pokegym.backends.base import Backend, BattleSession, PlayerView, ShowdownBattle
+from pokegym.backends.sim import SimBackend, SimBattleSession
+from pokegym.showdown.simulator import Simulator
 
 __all__ = [
     "Backend",
@@ -16,59 +18,9 @@ __all__ = [
     "PlayerView",
     "ShowdownBattle",
     "SimBackend",
+    "SimBattleSession",
     "make_backend",
 ]
-
-
-class Backend(ABC):
-    """Starts battles between two sides and hands back a :class:`BattleSession`."""
-
-    name: str
-    deterministic: bool
-
-    @abstractmethod
-    def start(
-        self,
-        fmt: BattleFormat,
-        *,
-        teams: Sequence[str | None],
-        seeds: tuple[int, int, int],
-        log: str | None = None,
-    ) -> BattleSession:
-        """Start one battle; returns once both sides have their first request."""
-
-    def ensure_running(self) -> None:
-        """Restart whatever process died (called by every ``reset()``)."""
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-class SimBackend(Backend):
-    """Battles inside a Showdown simulator process (seeded, reproducible)."""
-
-    name = "sim"
-    deterministic = True
-
-    def __init__(self, simulator: Simulator | None = None, *, timeout: float | None = None):
-        self.simulator = simulator or shared_simulator()
-        self.timeout = timeout  # per battle; None: the simulator's own limit
-
-    def start(
-        self,
-        fmt: BattleFormat,
-        *,
-        teams: Sequence[str | None],
-        seeds: tuple[int, int, int],
-        log: str | None = None,
-    ) -> BattleSession:
-        return SimBattleSession(
-            self.simulator, fmt, teams=teams, seeds=seeds, log=log, timeout=self.timeout
-        )
-
-    def ensure_running(self) -> None:
-        self.simulator.ensure_running()
 
 
 def make_backend(

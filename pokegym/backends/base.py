@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -310,4 +310,29 @@ class BattleSession(ABC):
 
     def replay_log(self) -> str | None:
         """The spectator protocol log when the backend kept one."""
+        return None
+
+
+class Backend(ABC):
+    """Starts battles between two sides and hands back a :class:`BattleSession`."""
+
+    name: str
+    deterministic: bool
+
+    @abstractmethod
+    def start(
+        self,
+        fmt: BattleFormat,
+        *,
+        teams: Sequence[str | None],
+        seeds: tuple[int, int, int],
+        log: str | None = None,
+    ) -> BattleSession:
+        """Start one battle; returns once both sides have their first request."""
+
+    def ensure_running(self) -> None:
+        """Restart whatever process died (called by every ``reset()``)."""
+        return None
+
+    def close(self) -> None:
         return None

@@ -26,8 +26,7 @@ from poke_env.data import to_id_str
 from poke_env.ps_client import AccountConfiguration, PSClient, ServerConfiguration
 from poke_env.teambuilder import Teambuilder
 
-from pokegym.backends import Backend
-from pokegym.backends.base import ROLES, BattleSession, PlayerView
+from pokegym.backends.base import ROLES, Backend, BattleSession, PlayerView
 from pokegym.errors import BattleTimeoutError, InvalidTeamError, ServerError
 from pokegym.formats import BattleFormat
 from pokegym.showdown.server import LocalServer, shared_server

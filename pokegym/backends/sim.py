@@ -11,10 +11,10 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pokegym.backends.base import ROLES, BattleSession, PlayerView
+from pokegym.backends.base import ROLES, Backend, BattleSession, PlayerView
 from pokegym.errors import InvalidTeamError, SimulatorError
 from pokegym.formats import BattleFormat
-from pokegym.showdown.simulator import Simulator
+from pokegym.showdown.simulator import Simulator, shared_simulator
 
 PLAYER_NAMES = ("p1", "p2")
 
@@ -178,3 +178,29 @@ class SimBattleSession(BattleSession):
 
     def replay_log(self) -> str | None:
         return "\n".join(self._log) if self._log is not None else None
+
+
+class SimBackend(Backend):
+    """Battles inside a Showdown simulator process (seeded, reproducible)."""
+
+    name = "sim"
+    deterministic = True
+
+    def __init__(self, simulator: Simulator | None = None, *, timeout: float | None = None):
+        self.simulator = simulator or shared_simulator()
+        self.timeout = timeout  # per battle; None: the simulator's own limit
+
+    def start(
+        self,
+        fmt: BattleFormat,
+        *,
+        teams: Sequence[str | None],
+        seeds: tuple[int, int, int],
+        log: str | None = None,
+    ) -> BattleSession:
+        return SimBattleSession(
+            self.simulator, fmt, teams=teams, seeds=seeds, log=log, timeout=self.timeout
+        )
+
+    def ensure_running(self) -> None:
+        self.simulator.ensure_running()

@@ -24,22 +24,20 @@ evaluation can report validity, balance, judge scores and tokens per design.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pokegym.llm.base import AnswerFormatError, Cost, LanguageModel, LLMError
+from pokegym.llm.base import AnswerFormatError, Cost, LanguageModel
 from pokegym.llm.decide import parse_json_answer
+from pokegym.moves.brief import MoveGenerationError, PokemonBrief
+from pokegym.moves.judge import judge_move
 from pokegym.moves.schema import DESIGN_SCHEMA, EFFECTS, MoveDesign, MoveFormatError
 from pokegym.text.prompts import render_template
-from pokegym.world.data import Dex, load_dex, to_id
+from pokegym.world.data import Dex, load_dex
 
 MAX_BATCH = 8
 TOKENS_PER_DESIGN = 160  # a design is ~70-100 tokens of JSON; room for a long description
-
-
-class MoveGenerationError(LLMError):
-    """Generation could not run (unknown Pokémon, bad arguments, a backend that failed)."""
 
 
 def batch_schema(count: int) -> dict[str, Any]:
@@ -49,38 +47,6 @@ def batch_schema(count: int) -> dict[str, Any]:
         "properties": {"moves": {"type": "array", "items": {"type": "object"}}},
         "required": ["moves"],
     }
-
-
-@dataclass(frozen=True)
-class PokemonBrief:
-    """What the designer is told about a Pokémon."""
-
-    name: str
-    types: tuple[str, ...]
-    base_stats: Mapping[str, int]
-
-    @property
-    def stronger_stat(self) -> str:
-        return "Attack" if self.base_stats["atk"] >= self.base_stats["spa"] else "Sp. Atk"
-
-    @property
-    def category(self) -> str:
-        return "Physical" if self.base_stats["atk"] >= self.base_stats["spa"] else "Special"
-
-    @property
-    def types_text(self) -> str:
-        return f"a {'/'.join(self.types)}-type Pokémon"
-
-    @classmethod
-    def of(cls, name: str, dex: Dex | None = None) -> PokemonBrief:
-        dex = dex or load_dex(9)
-        entry = dex.species.get(to_id(name))
-        if entry is None:
-            raise MoveGenerationError(
-                f"Unknown Pokémon {name!r}: use a species name as Showdown spells it "
-                "(e.g. Garchomp)."
-            )
-        return cls(str(entry["name"]), tuple(entry["types"]), dict(entry["baseStats"]))
 
 
 @dataclass
@@ -301,8 +267,6 @@ def generate_moves(
                 seen.add(candidate.design.id)
                 candidate.evaluation = evaluate(candidate.design, pokemon=brief.name, dex=dex)
                 if judge is not None and candidate.copy_of is None and candidate.evaluation.valid:
-                    from pokegym.moves.judge import judge_move
-
                     candidate.judgement = judge_move(
                         judge, candidate.design, brief.name, candidate.evaluation, dex=dex
                     )
@@ -331,34 +295,6 @@ def _share(cost: Cost, count: int) -> Cost:
         calls=1 if count == 1 else 0,
         seconds=cost.seconds / count,
     )
-
-
-def similar_moves(design: MoveDesign, dex: Dex, k: int = 3) -> list[str]:
-    """The ``k`` Showdown moves closest to ``design`` (same type first, then numbers).
-
-    Shown to the judge so that "originality" is judged against real moves.
-    """
-    scored = []
-    for entry in dex.moves.values():
-        if entry.get("designed") or entry.get("category") not in ("Physical", "Special"):
-            continue
-        power = entry.get("basePower") or 0
-        if not power:
-            continue
-        accuracy = 100 if entry.get("accuracy") is True else int(entry.get("accuracy") or 100)
-        distance = (
-            (0 if entry.get("type") == design.type else 100)
-            + (0 if entry.get("category") == design.category else 20)
-            + abs(power - design.power) / 2
-            + abs(accuracy - design.accuracy) / 2
-        )
-        scored.append((distance, str(entry["name"]), entry))
-    scored.sort(key=lambda t: (t[0], t[1]))
-    return [
-        f"{name} ({entry['type']}, {entry['category']}, power {entry['basePower']}, "
-        f"accuracy {entry['accuracy'] if entry['accuracy'] is not True else '-'}, pp {entry['pp']})"
-        for _, name, entry in scored[:k]
-    ]
 
 
 def describe(design: MoveDesign) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from pokegym.llm.base import AnswerFormatError, Cost, LanguageModel
 from pokegym.llm.decide import parse_json_answer
+from pokegym.moves.brief import PokemonBrief, similar_moves
 from pokegym.moves.schema import MoveDesign
 from pokegym.text.prompts import render_template
 from pokegym.world.data import Dex, load_dex
@@ -61,8 +62,6 @@ def judge_prompt(
     design: MoveDesign, pokemon: str, evaluation: Any, *, dex: Dex | None = None
 ) -> list[dict[str, str]]:
     """The chat prompt asking the judge about ``design`` (made for ``pokemon``)."""
-    from pokegym.moves.generate import PokemonBrief, similar_moves
-
     dex = dex or load_dex(9)
     brief = PokemonBrief.of(pokemon, dex)
     if evaluation is None:

@@ -28,17 +28,22 @@ is not a library of this version raises :class:`MoveLibraryError` and is left as
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pokegym.errors import PokegymError
 from pokegym.files import atomic_write_json
 from pokegym.moves.schema import MoveDesign, MoveFormatError
 from pokegym.showdown.install import file_lock, moves_file
 from pokegym.world.data import load_dex, to_id
+
+if TYPE_CHECKING:
+    from pokegym.formats import BattleFormat
+    from pokegym.showdown.simulator import Simulator
 
 VERSION = 1
 FIRST_NUM = 20001  # Showdown's own moves stay far below; nonstandard ones use negatives
@@ -199,7 +204,7 @@ class MoveLibrary:
 
         Showdown learns them through its mod; poke-env's battle objects and pokegym's
         world model need the same entries to read requests and compute damage. Called
-        when a designed-move format is resolved (see :mod:`pokegym.formats`).
+        when a designed-move format is set up (:func:`activate_for_format`).
         """
         from poke_env.battle.move import Move
         from poke_env.data import GenData
@@ -247,3 +252,24 @@ def _parse(path: Path, data: Mapping[str, Any]) -> list[LibraryMove]:
 def is_designed_format(format_id: str) -> bool:
     """Whether ``format_id`` plays with the designed-move mod."""
     return format_id.split("@@@")[0] in DESIGNED_FORMATS
+
+
+def activate_for_format(fmt: BattleFormat, simulator: Simulator) -> None:
+    """Setup hook of the designed-move formats (their entries in :mod:`pokegym.formats`).
+
+    poke-env and the world model learn the library's moves (read again each time: the
+    library may have grown), and a simulator started before the library changed
+    restarts so that Showdown knows them too.
+    """
+    del fmt
+    MoveLibrary().activate()
+    simulator.refresh_moves()
+
+
+def library_digest() -> str:
+    """``lib`` and 10 hex digits naming the library's moves (ids, learners, Showdown
+    entries; not when or why they were approved): the prior of the designed random
+    format is cached under it, since Showdown's generated teams use these moves."""
+    moves = sorted((m.id, m.pokemon, m.entry) for m in MoveLibrary().moves())
+    text = json.dumps(moves, sort_keys=True, default=list)
+    return "lib" + hashlib.sha256(text.encode()).hexdigest()[:10]

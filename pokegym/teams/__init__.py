@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from pokegym.errors import InvalidTeamError
+from pokegym.formats import format_entry
 from pokegym.showdown.simulator import Simulator, shared_simulator
 
 DATA_DIR = Path(__file__).with_name("data")
@@ -177,14 +178,11 @@ def builtin_formats() -> list[str]:
     return sorted(p.name for p in DATA_DIR.iterdir() if p.is_dir())
 
 
-# Formats whose rules accept another format's shipped teams.
-_POOL_ALIASES = {"gen9designedmoves": "gen9ou"}
-
-
 def builtin_pool(format_id: str = "gen9ou") -> TeamPool:
     """The teams shipped with pokegym for a format (Gen 9 OU: 15 archetypes)."""
     base = format_id.split("@@@")[0]
-    folder = DATA_DIR / _POOL_ALIASES.get(base, base)
+    entry = format_entry(base)  # a registered format may play another's pool
+    folder = DATA_DIR / (entry.team_pool if entry is not None and entry.team_pool else base)
     if not folder.is_dir():
         raise InvalidTeamError(
             f"pokegym ships no teams for {base!r} (it has: {', '.join(builtin_formats())}). "

@@ -27,6 +27,7 @@ from typing import Any
 from poke_env.battle import AbstractBattle, Pokemon
 
 from pokegym.actions import GIMMICK_MOVE, MOVE, SWITCH, ActionCodec, request_moves
+from pokegym.world.data import to_id
 
 STATUS_WORDS = {
     "brn": "burned",
@@ -52,10 +53,6 @@ TYPES = frozenset(
     "Bug Dark Dragon Electric Fairy Fighting Fire Flying Ghost Grass Ground Ice Normal "
     "Poison Psychic Rock Steel Water Stellar".split()
 )
-
-
-def to_id(text: Any) -> str:
-    return re.sub(r"[^a-z0-9]", "", str(text).lower())
 
 
 class GameNames:

@@ -64,6 +64,7 @@ from typing import Any
 
 from pokegym.world.data import STATS, Dex, to_id
 from pokegym.world.sets import PokemonSet
+from pokegym.world.speed import action_speed, effective_speed
 
 BOOSTS = ("atk", "def", "spa", "spd", "spe", "accuracy", "evasion")
 _BOOST_NUM = (2, 3, 4, 5, 6, 7, 8)  # stage multipliers as n / 2
@@ -130,10 +131,6 @@ _TYPE_ATK_ABILITIES = {  # (type, 4096-based multiplier) on Atk and SpA
     "steelworker": ("Steel", 6144), "dragonsmaw": ("Dragon", 6144), "rockypayload": ("Rock", 6144),
 }  # fmt: skip
 _MOLD_BREAKERS = frozenset(("moldbreaker", "teravolt", "turboblaze"))
-_WEATHER_SPEED = {
-    "swiftswim": ("raindance", "primordialsea"), "chlorophyll": ("sunnyday", "desolateland"),
-    "sandrush": ("sandstorm",), "slushrush": ("hail", "snowscape"),
-}  # fmt: skip
 _ANTI_DYNAMAX = frozenset(("behemothblade", "behemothbash", "dynamaxcannon"))
 _WEIGHT_MOVES = frozenset(("lowkick", "grassknot", "heatcrash", "heavyslam"))
 _TERRAIN_TYPES = {"electricterrain": "Electric", "grassyterrain": "Grass",
@@ -777,31 +774,24 @@ def _grounded(c: Combatant, types: tuple[str, ...], ability: str, item: str, fld
     return item != "airballoon"
 
 
-def _action_speed(
-    c: Combatant, ability: str, item: str, weather: str, fld: Field, side: Side
-) -> int:
-    """``pokemon.speed``: the order in which effects of the two Pokémon run."""
-    spe = _boosted(int(c.stats.get("spe", 0)), c.boosts.get("spe", 0) if c.boosts else 0)
-    mod = 4096
-    if item == "choicescarf":
-        mod = _chain(mod, 6144)
-    elif item in ("ironball", "machobrace"):
-        mod = _chain(mod, 2048)
-    if ability in _WEATHER_SPEED and weather in _WEATHER_SPEED[ability]:
-        mod = _chain(mod, 8192)
-    if ability == "surgesurfer" and fld.terrain == "electricterrain":
-        mod = _chain(mod, 8192)
-    if c.paradox_stat == "spe":
-        mod = _chain(mod, 6144)
-    if side.tailwind:
-        mod = _chain(mod, 8192)
-    spe = _modify(spe, mod)
-    if c.status == "par" and ability != "quickfeet":
-        spe = spe * 50 // 100
-    spe = min(spe, 10000)
-    if fld.trick_room:
-        spe = 10000 - spe
-    return spe
+def _speed(ctx: _Ctx, c: Combatant, ability: str, item: str, paradox: str, side: Side) -> int:
+    """``getStat('spe')`` by the one Speed rule (:mod:`pokegym.world.speed`)."""
+    return effective_speed(
+        int(c.stats.get("spe", 0)),
+        boost=c.boosts.get("spe", 0) if c.boosts else 0,
+        item=item,
+        ability=ability,
+        status=c.status,
+        tailwind=side.tailwind,
+        weather=ctx.weather,
+        terrain=ctx.terrain,
+        speed_ability_boost=paradox == "spe",
+        item_lost="unburden" in c.volatiles and not item,
+        slow_start="slowstart" in c.volatiles,
+        dynamaxed="dynamax" in c.volatiles,
+        species=c.species,
+        gen=ctx.gen,
+    )
 
 
 def _paradox(c: Combatant, ability: str, item: str, fld: Field, weather: str, dex: Dex) -> str:
@@ -964,14 +954,21 @@ def _prepare(
     ctx.atk_types, ctx.atk_pre_types, ctx.def_types = atk_types, atk_pre, def_types
     ctx.atk_grounded = _grounded(atk, atk_types, atk_ability, atk_item, fld)
     ctx.def_grounded = _grounded(dfn, def_types, def_ability, def_item, fld)
-    ctx.atk_speed = _action_speed(atk, atk_ability, atk_item, weather, fld, fld.attacker_side)
-    ctx.def_speed = _action_speed(dfn, def_ability, def_item, weather, fld, fld.defender_side)
     ctx.atk_max_hp, ctx.def_max_hp = atk.max_hp, dfn.max_hp
     ctx.atk_hp, ctx.def_hp = atk.current_hp, dfn.current_hp
     ctx.atk_species = _species_entry(dex, atk.species)
     ctx.def_species = _species_entry(dex, dfn.species)
     ctx.atk_paradox = _paradox(atk, atk_ability, atk_item, fld, weather, dex)
     ctx.def_paradox = _paradox(dfn, def_ability, def_item, fld, weather, dex)
+    # ``pokemon.speed``: the order in which effects of the two Pokémon run.
+    ctx.atk_speed = action_speed(
+        _speed(ctx, atk, atk_ability, atk_item, ctx.atk_paradox, fld.attacker_side),
+        fld.trick_room,
+    )
+    ctx.def_speed = action_speed(
+        _speed(ctx, dfn, def_ability, def_item, ctx.def_paradox, fld.defender_side),
+        fld.trick_room,
+    )
     if atk.status and atk.status not in ("brn", "par", "psn", "tox", "slp", "frz"):
         ctx.note(f"status {atk.status}")
     if "dynamax" in dfn.volatiles and m.id in _ANTI_DYNAMAX:
@@ -1546,24 +1543,8 @@ _BP_CALLBACK_MOVES = frozenset((
 
 def _speed_stat(ctx: _Ctx, c: Combatant, ability: str, item: str, paradox: str, own: bool) -> int:
     """``getStat('spe')`` for Electro Ball / Gyro Ball (no Trick Room inversion)."""
-    fld = ctx.fld
-    side = fld.attacker_side if own else fld.defender_side
-    spe = _boosted(int(c.stats.get("spe", 0)), c.boosts.get("spe", 0) if c.boosts else 0)
-    mod = 4096
-    if item == "choicescarf":
-        mod = _chain(mod, 6144)
-    elif item in ("ironball", "machobrace"):
-        mod = _chain(mod, 2048)
-    if ability in _WEATHER_SPEED and ctx.weather in _WEATHER_SPEED[ability]:
-        mod = _chain(mod, 8192)
-    if paradox == "spe":
-        mod = _chain(mod, 6144)
-    if side.tailwind:
-        mod = _chain(mod, 8192)
-    spe = _modify(spe, mod)
-    if c.status == "par" and ability != "quickfeet":
-        spe = spe * 50 // 100
-    return min(spe, 10000)
+    side = ctx.fld.attacker_side if own else ctx.fld.defender_side
+    return _speed(ctx, c, ability, item, paradox, side)
 
 
 def _attack_stat(ctx: _Ctx, crit: bool) -> int:

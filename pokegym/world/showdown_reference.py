@@ -1,4 +1,5 @@
-"""Showdown's own damage numbers, for checking :mod:`pokegym.world.damage` against.
+"""Showdown's own damage and Speed numbers, for checking :mod:`pokegym.world.damage`
+and :mod:`pokegym.world.speed` against.
 
 The simulator bridge's ``damage`` command builds a fresh battle with one Pokémon a
 side, applies the state given here (HP, boosts, status, Tera, weather, terrain,
@@ -187,3 +188,51 @@ def _combatant(dex: Dex, pokemon_set: PokemonSet, state: dict[str, Any]) -> Comb
     if state.get("fainted"):
         values["fainted_allies"] = int(state["fainted"])
     return Combatant.from_set(dex, pokemon_set, **values)
+
+
+def showdown_speeds(
+    p1: PokemonSet,
+    p2: PokemonSet,
+    *,
+    gen: int = 9,
+    options: dict[str, Any] | None = None,
+    simulator: Simulator | None = None,
+) -> dict[str, dict[str, int]]:
+    """Showdown's ``getStat('spe')`` and ``getActionSpeed()`` of two Pokémon, one a side.
+
+    Asked in the generation's OU format: custom-game formats skip the 10,000 cap and the
+    13-bit truncation that every ladder format applies.
+
+    ``options`` follows the bridge's ``speed`` command: ``{"p1": state, "p2": state,
+    "weather", "terrain", "trickRoom": bool, "tailwind": [p1, p2], "swamp": [p1, p2]}``,
+    a state as in :func:`showdown_damage`. Returns ``{"p1": {"stat", "action"}, "p2":
+    {...}}``.
+    """
+    return showdown_speeds_many([(p1, p2, gen, options or {})], simulator=simulator)[0]
+
+
+def showdown_speeds_many(
+    questions: Sequence[tuple[PokemonSet, PokemonSet, int, dict[str, Any]]],
+    *,
+    simulator: Simulator | None = None,
+) -> list[dict[str, dict[str, int]]]:
+    """:func:`showdown_speeds` for many ``(p1, p2, gen, options)`` in one round trip."""
+    for p1, p2, gen, _ in questions:
+        dex = load_dex(gen)
+        for pokemon_set in (p1, p2):
+            known_species(dex, pokemon_set.species)
+    sim = simulator or shared_simulator()
+    sim.ensure_running()
+    commands = [
+        ["speed", f"gen{gen}ou", showdown_set(p1), showdown_set(p2), options]
+        for p1, p2, gen, options in questions
+    ]
+    results = sim.call(commands)
+    for (p1, p2, gen, _), result in zip(questions, results, strict=True):
+        if isinstance(result, dict) and "error" in result:
+            first = str(result["error"]).split("\n")[0]
+            raise RuntimeError(
+                f"Showdown's speed reference failed for {p1.species} / {p2.species} "
+                f"(gen {gen}): {first}"
+            )
+    return results  # type: ignore[no-any-return]

@@ -23,6 +23,10 @@
  *                               fresh battle, for each of the 16 damage rolls, without and
  *                               with a critical hit (the reference the damage calculator is
  *                               tested against; see damageReference below for the options)
+ *   ["speed", formatid, p1Set, p2Set, options]
+ *                            -> Showdown's own Speed for two Pokémon in a fresh battle:
+ *                               getStat('spe') and getActionSpeed() (the reference
+ *                               pokegym.world.speed is tested against; see speedReference)
  *   ["ping"]                 -> "pong"
  *   ["stats", gc]            -> battle count, memory (after a full GC if gc) and CPU use
  *   ["crash"]                exits the process (tests use it)
@@ -385,6 +389,42 @@ function damageReference(formatid, attackerSet, defenderSet, moveId, options) {
   return out;
 }
 
+/**
+ * Showdown's Speed numbers for `p1Set` and `p2Set`, one Pokémon a side in a fresh battle
+ * of `formatid` with the state in `options` applied (as damageReference applies it).
+ *
+ * options: {p1: state, p2: state, weather, terrain, trickRoom, tailwind: [p1, p2],
+ *           swamp: [p1, p2]}   (state: see damageReference)
+ * Returns {p1: {stat, action}, p2: {stat, action}}: `stat` is getStat('spe'), `action`
+ * getActionSpeed() (Trick Room and the 13-bit truncation included).
+ */
+function speedReference(formatid, p1Set, p2Set, options) {
+  options = options || {};
+  const battle = new Battle({formatid, seed: [1, 2, 3, 4]});
+  battle.setPlayer('p1', {name: 'p1', team: [p1Set]});
+  battle.setPlayer('p2', {name: 'p2', team: [p2Set]});
+  if (battle.requestState === 'teampreview') battle.makeChoices('team 1', 'team 1');
+  const mons = [battle.p1.active[0], battle.p2.active[0]];
+  const sides = [battle.p1, battle.p2];
+  const field = battle.field;
+  field.clearWeather();
+  field.clearTerrain();
+  if (options.weather) field.setWeather(options.weather, mons[0]);
+  if (options.terrain) field.setTerrain(options.terrain, mons[0]);
+  if (options.trickRoom) field.addPseudoWeather('trickroom', mons[0]);
+  for (let i = 0; i < 2; i++) {
+    if ((options.tailwind || [])[i]) sides[i].addSideCondition('tailwind', mons[i]);
+    if ((options.swamp || [])[i]) sides[i].addSideCondition('grasspledge', mons[i]);
+    applyPokemonState(battle, mons[i], options[i === 0 ? 'p1' : 'p2']);
+  }
+  const out = {};
+  mons.forEach((mon, i) => {
+    mon.updateSpeed();
+    out[i === 0 ? 'p1' : 'p2'] = {stat: mon.getStat('spe'), action: mon.speed};
+  });
+  return out;
+}
+
 function validate(formatid, team) {
   const validator = TeamValidator.get(formatid);
   let sets;
@@ -437,6 +477,8 @@ function run(cmd) {
       return validate(cmd[1], cmd[2]);
     case 'damage':
       return damageReference(cmd[1], cmd[2], cmd[3], cmd[4], cmd[5]);
+    case 'speed':
+      return speedReference(cmd[1], cmd[2], cmd[3], cmd[4]);
     case 'ping':
       return 'pong';
     case 'stats': {
