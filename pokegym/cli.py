@@ -274,8 +274,18 @@ def _bench(args: argparse.Namespace) -> int:
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
 BUILTIN_COMMANDS = frozenset(
-    {"battle", "compare", "play", "replay", "playtest", "moves", "llm", "bench", "showdown",
-     "priors"}  # fmt: skip
+    {
+        "battle",
+        "compare",
+        "play",
+        "replay",
+        "playtest",
+        "moves",
+        "llm",
+        "bench",
+        "showdown",
+        "priors",
+    }
 )
 
 
