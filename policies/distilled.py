@@ -396,8 +396,38 @@ def heuristic_baseline(model: TransitionModel) -> HeuristicEvaluator:
     return HeuristicEvaluator(model)
 
 
+SEARCHES = ("mcts", "maximin")
+"""The searches the ``distilled`` agent can run (``search=``)."""
+
+DISTILLED_MCTS: dict[str, Any] = {
+    "evaluator": "network",
+    "prior": "heuristic",
+    "anchor": "abyssal",
+}
+"""The ``mcts`` options the ``distilled`` agent uses by default (``search=mcts``)."""
+
+
+def make_distilled(search: str = "mcts", **options: Any) -> Any:
+    """The ``distilled`` agent: a search with the distilled value network at its leaves.
+
+    ``search=mcts`` (the default): :class:`~policies.mcts_agent.MCTSPolicy` with
+    :data:`DISTILLED_MCTS` (any of its options can be given, e.g. ``budget=1``);
+    ``search=maximin``: the depth-2 maximin of :class:`DistilledPolicy` (its options).
+    """
+    if search == "maximin":
+        return DistilledPolicy(**options)
+    if search != "mcts":
+        raise ValueError(f"search is one of {', '.join(SEARCHES)}, not {search!r}")
+    from policies.mcts_agent import MCTSPolicy
+
+    return MCTSPolicy(**{**DISTILLED_MCTS, **options})
+
+
 __all__ = [
+    "DISTILLED_MCTS",
+    "SEARCHES",
     "DistilledPolicy",
+    "make_distilled",
     "PriorProposer",
     "ValueNetEvaluator",
     "checkpoint_id",
