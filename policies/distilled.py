@@ -427,11 +427,11 @@ __all__ = [
     "DISTILLED_MCTS",
     "SEARCHES",
     "DistilledPolicy",
-    "make_distilled",
     "PriorProposer",
     "ValueNetEvaluator",
     "checkpoint_id",
     "decision_state",
+    "make_distilled",
     "root_actions",
     "world_action",
 ]
