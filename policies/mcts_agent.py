@@ -176,6 +176,8 @@ class MCTSPolicy(Policy):
         anchor_margin: with an anchor, the search's most visited action replaces the
             anchor's only when its mean value is higher by more than this (win chance;
             1: the search always decides).
+        alive_weight: ``evaluator=heuristic`` only: the value of each Pokémon left over
+            and above its HP (see :class:`~policies.search.HeuristicEvaluator`).
         tera: allow Terastallization among our root actions.
     """
 
@@ -198,6 +200,7 @@ class MCTSPolicy(Policy):
         anchor: str = "none",
         anchor_share: float = 0.5,
         anchor_margin: float = 1.0,
+        alive_weight: float = 0.0,
         tera: bool = True,
     ):
         super().__init__(seed)
@@ -231,6 +234,9 @@ class MCTSPolicy(Policy):
         if not 0.0 <= float(anchor_margin) <= 1.0:
             raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
         self.anchor_margin = float(anchor_margin)
+        if float(alive_weight) < 0:
+            raise ValueError("alive_weight is a weight per Pokémon left (>= 0)")
+        self.alive_weight = float(alive_weight)
         self.tera = bool(tera)
         self.network: Any = None
         if evaluator == "network":
@@ -271,7 +277,7 @@ class MCTSPolicy(Policy):
 
                 evaluator: Any = ValueNetEvaluator(StateEncoder(model), self.network)
             else:
-                evaluator = HeuristicEvaluator(model)
+                evaluator = HeuristicEvaluator(model, alive_weight=self.alive_weight)
             roles = self._models[gen] = (model, sampler, evaluator)
         return roles
 

@@ -93,9 +93,12 @@ class HeuristicEvaluator:
     ``score = Σ ours HP fraction − Σ theirs HP fraction`` (Pokémon not yet seen count as
     full HP) ``+ boost_weight · (net positive boosts of our active − of theirs)``
     ``− status_weight · (statused Pokémon of ours − of theirs)``
-    ``− hazard_weight · (hazard layers on our side · our Pokémon left − on theirs · theirs)``,
+    ``− hazard_weight · (hazard layers on our side · our Pokémon left − on theirs · theirs)``
+    ``+ alive_weight · (our Pokémon left − theirs)`` (unseen ones count as left),
     then ``1 / (1 + exp(−scale · score))``. HP is the main term; the others break ties
-    between states of equal material the way a player would.
+    between states of equal material the way a player would. ``alive_weight`` (0 by
+    default: the distilled network reads this value as an input) makes a knock-out worth
+    more than the HP it removes: a Pokémon on a sliver of HP still attacks.
     """
 
     model: TransitionModel | None = None
@@ -104,6 +107,7 @@ class HeuristicEvaluator:
     status_weight: float = 0.12
     hazard_weight: float = 0.03
     duel_weight: float = 0.35
+    alive_weight: float = 0.0
 
     def value(self, state: BattleState) -> float:
         return self.value_and_duel(state)[0]
@@ -130,6 +134,9 @@ class HeuristicEvaluator:
         score -= self.hazard_weight * (
             _hazard_layers(ours) * len(ours.alive()) - _hazard_layers(theirs) * len(theirs.alive())
         )
+        if self.alive_weight:
+            left = len(ours.alive()) - len(theirs.alive()) - int(state.notes.get("unseen", 0))
+            score += self.alive_weight * left
         if self.model is not None:
             score += self.duel_weight * duel
         return 1.0 / (1.0 + math.exp(-self.scale * score))

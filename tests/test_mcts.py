@@ -252,6 +252,7 @@ def play(spec, opponent="random", battles=2, seed=3):
     return result, made
 
 
+@pytest.mark.slow
 def test_mcts_agent_beats_random_with_legal_orders_and_reports_its_search():
     result, made = play("mcts:iterations=60,determinizations=2", battles=2)
     record = result.record("recorded")
@@ -263,18 +264,21 @@ def test_mcts_agent_beats_random_with_legal_orders_and_reports_its_search():
     assert sum(stats.visits[0]) == pytest.approx(2.0)  # one visit share per determinization
 
 
+@pytest.mark.slow
 def test_mcts_agent_is_reproducible_with_a_seed_and_an_iteration_budget():
     first = [a.orders for a in play("mcts:iterations=40,prior=heuristic", battles=1, seed=9)[1]]
     second = [a.orders for a in play("mcts:iterations=40,prior=heuristic", battles=1, seed=9)[1]]
     assert first == second and any(first)
 
 
+@pytest.mark.slow
 def test_mcts_agent_with_sampled_chance_and_the_network_plays_a_battle():
     result, _ = play("mcts:iterations=40,chance=sampled,evaluator=network,determinizations=1",
                      battles=1)  # fmt: skip
     assert result.record("recorded")["battles"] == 1
 
 
+@pytest.mark.slow
 def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
     from policies.abyssal import AbyssalPolicy
     from policies.distilled import world_action

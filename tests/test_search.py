@@ -335,3 +335,28 @@ def test_minimax_agent_plays_real_battles_within_its_time_limit():
     assert record["wins"] >= 4, result.table()
     stats = result.agent_stats["minimax"]
     assert len(stats.latencies) == stats.decisions > 0
+
+
+def test_alive_weight_makes_a_knock_out_worth_more_than_its_hp():
+    dex = load_dex(9)
+
+    def state(their_hp):
+        ours = [
+            make_mon(dex, "garchomp", ("earthquake",)),
+            make_mon(dex, "corviknight", ("roost",)),
+        ]
+        theirs = [make_mon(dex, "heatran", ("magmastorm",), hp_fraction=their_hp),
+                  make_mon(dex, "rotomwash", ("hydropump",))]  # fmt: skip
+        return BattleState(sides=[SideState(ours), SideState(theirs)])
+
+    sliver, knocked_out = state(0.05), state(0.0)
+    knocked_out.sides[1].active = 1  # the replacement is in
+    plain = HeuristicEvaluator(None)
+    counting = HeuristicEvaluator(None, alive_weight=0.5)
+    plain_gain = plain.value(knocked_out) - plain.value(sliver)
+    counting_gain = counting.value(knocked_out) - counting.value(sliver)
+    assert counting_gain > 3 * plain_gain > 0
+    # Unseen opponents count as Pokémon left.
+    unseen = state(1.0)
+    unseen.notes = {"unseen": 2}
+    assert counting.value(unseen) < plain.value(unseen)
