@@ -1,0 +1,493 @@
+"""A Ray cluster to play on, and a pool of workers that play tasks on it.
+
+Ray is optional (``pip install 'pokegym[ray]'``): it is imported only here, only when a
+run asks for it. :func:`ray_cluster` connects to a running cluster by address, or starts
+a local one (``"auto"``), and stops what it started when the run ends. A
+:class:`WorkerPool` is a set of Ray actors, each owning its simulator and agent
+instances; the driver hands an idle worker one task at a time and receives each result
+as it ends, so results stream in the order they finish.
+
+**Lost workers and failures.** A worker whose process dies (killed, out of memory, its
+node gone) fails the task it was playing; Ray restarts the worker (on any node with
+room), and the task goes back to the queue to be played again by the next free worker,
+counted in :attr:`PoolReport.retried`. A task that raises fails the same way but its
+worker stays. A task that has failed ``1 + retries`` times is reported in
+:attr:`PoolReport.failed` with its last error, never dropped in silence. A worker that
+cannot start at all (Node.js or Showdown missing on its node) stops the run with one
+:class:`WorkerSetupError` naming the node.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import signal
+import socket
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pokegym.errors import PokegymError
+from pokegym.scale.resources import WorkerResources
+
+INSTALL_HINT = "pip install 'pokegym[ray]' (or, in a checkout, pip install -e '.[ray]')"
+
+
+class ClusterError(PokegymError):
+    """A Ray cluster cannot be reached, has no room for a worker, or lost every worker."""
+
+
+class RayNotInstalledError(ClusterError):
+    """``--ray`` was asked for, but Ray is not installed."""
+
+
+class WorkerSetupError(ClusterError):
+    """A worker could not start on its node (Node.js or Showdown missing, a bad agent)."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module.
+
+    Raises:
+        RayNotInstalledError: Ray is not installed (the message says how to install it).
+    """
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayNotInstalledError(
+            f"Running on a Ray cluster needs Ray, which is not installed ({exc}). Install it "
+            f"with {INSTALL_HINT}, on every node of the cluster."
+        ) from None
+    return ray
+
+
+# ----------------------------------------------------------------- the cluster
+@dataclass(frozen=True)
+class ClusterInfo:
+    """The cluster a run plays on."""
+
+    address: str
+    """What the run was given: ``auto`` or ``host:port``."""
+    started: bool
+    """Whether this run started it (and stops it when it ends)."""
+    nodes: int
+    cpus: float
+    gpus: float
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``host:port`` -> ``(host, port)``.
+
+    Raises:
+        ClusterError: not of that form.
+    """
+    text = address.strip()
+    if text.startswith("ray://"):
+        raise ClusterError(
+            f"{address}: Ray Client addresses (ray://) are not supported; give the address "
+            "of the head node's Ray (host:6379, as `ray start --head` prints it) and run "
+            "the command on a node of the cluster."
+        )
+    host, colon, port = text.rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ClusterError(
+            f"--ray {address!r} is not an address: give 'auto' (start Ray on this machine) "
+            "or the head node's host:port (e.g. 10.0.0.5:6379)."
+        )
+    return host.strip("[]"), int(port)
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Refuse an address nothing answers on, before Ray spends minutes retrying it.
+
+    Raises:
+        ClusterError: the address is malformed, unknown or nothing listens there.
+    """
+    host, port = parse_address(address)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        if isinstance(exc, TimeoutError | socket.timeout):
+            reason = f"no answer in {timeout:.0f} s"
+        raise ClusterError(
+            f"Cannot reach a Ray cluster at {address} ({reason}). Start one with "
+            "`ray start --head` on the head node and pass the address it prints, or use "
+            "--ray auto to start Ray on this machine."
+        ) from None
+
+
+@contextlib.contextmanager
+def ray_cluster(
+    address: str = "auto",
+    *,
+    num_cpus: int | None = None,
+    object_store_memory: int | None = None,
+) -> Iterator[ClusterInfo]:
+    """Connect to a Ray cluster for the duration of a run.
+
+    Args:
+        address: ``"auto"`` starts a local Ray with this machine's CPUs (``num_cpus``
+            to use fewer) and stops it on exit; ``host:port`` joins a running cluster
+            (and leaves it running). When this process is already connected to Ray
+            (a notebook, a test), that connection is used and left as it is.
+        num_cpus: CPUs of a local Ray (``auto`` only).
+        object_store_memory: bytes of a local Ray's object store (``auto`` only).
+
+    Raises:
+        RayNotInstalledError: Ray is missing.
+        ClusterError: the address is unreachable or not a Ray cluster (nothing is left
+            running).
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        yield _info(ray, address, started=False)
+        return
+    local = address.strip() == "auto"
+    if not local:
+        check_reachable(address)
+    kwargs: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.WARNING,
+    }
+    if local:
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        kwargs.update(address="local", num_cpus=num_cpus or os.cpu_count() or 1)
+        if object_store_memory:
+            kwargs["object_store_memory"] = object_store_memory
+    else:
+        kwargs["address"] = address.strip()
+    # ray.init installs a SIGTERM handler that exits at once; keep ours (a run stops
+    # cleanly on SIGTERM as on Ctrl-C).
+    handler = _sigterm_handler()
+    try:
+        ray.init(**kwargs)
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        what = "start Ray on this machine" if local else f"join the Ray cluster at {address}"
+        detail = (str(exc).strip().splitlines() or [""])[0]
+        advice = (
+            "Is another program using Ray's ports?"
+            if local
+            else "Is it the head node of a Ray of the same Ray and Python versions as here?"
+        )
+        raise ClusterError(f"Could not {what} ({type(exc).__name__}: {detail}). {advice}") from None
+    finally:
+        _restore_sigterm(handler)
+    try:
+        yield _info(ray, address, started=True)
+    finally:
+        # Disconnects, and stops the processes of a local Ray this run started.
+        ray.shutdown()
+
+
+def _info(ray: Any, address: str, started: bool) -> ClusterInfo:
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    cpus = sum(n["Resources"].get("CPU", 0.0) for n in nodes)
+    gpus = sum(n["Resources"].get("GPU", 0.0) for n in nodes)
+    return ClusterInfo(address, started, len(nodes), cpus, gpus)
+
+
+def _sigterm_handler() -> Any:
+    with contextlib.suppress(ValueError):
+        return signal.getsignal(signal.SIGTERM)
+    return None
+
+
+def _restore_sigterm(handler: Any) -> None:
+    if handler is not None:
+        with contextlib.suppress(ValueError, TypeError):
+            signal.signal(signal.SIGTERM, handler)
+
+
+def workers_that_fit(resources: WorkerResources) -> int:
+    """How many workers asking for ``resources`` the live nodes can hold at once."""
+    ray = import_ray()
+    total = 0
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        have = node["Resources"]
+        fit = math.floor(have.get("CPU", 0.0) / resources.num_cpus + 1e-9)
+        if resources.num_gpus > 0:
+            fit = min(fit, math.floor(have.get("GPU", 0.0) / resources.num_gpus + 1e-9))
+        total += max(0, fit)
+    return total
+
+
+# ------------------------------------------------------------------- workers
+@dataclass
+class WorkerInfo:
+    """Where a worker runs (from its ``setup()``; updated when Ray restarts it)."""
+
+    index: int
+    node: str = ""
+    host: str = ""
+    pid: int = 0
+
+
+@dataclass
+class TaskFailure:
+    task: Any
+    attempts: int
+    error: str
+
+
+@dataclass
+class PoolReport:
+    """What happened to the tasks of one :meth:`WorkerPool.run`."""
+
+    done: int = 0
+    retried: int = 0
+    """Tries beyond the first (a task lost twice counts twice)."""
+    retried_tasks: list[Any] = field(default_factory=list)
+    failed: list[TaskFailure] = field(default_factory=list)
+    lost_workers: int = 0
+    """Worker processes that died while playing."""
+    by_node: Counter[str] = field(default_factory=Counter)
+    """Tasks finished per node (host)."""
+    seconds: float = 0.0
+
+
+Event = Callable[[str, Any, WorkerInfo], None]
+"""``event(kind, task, worker)``: kind is ``started``, ``done``, ``retry`` or ``failed``."""
+
+
+class WorkerPool:
+    """Ray actors of ``worker_class`` (see the module docstring).
+
+    ``worker_class(*args)`` must offer ``setup() -> dict`` (start what it needs: its
+    simulator, its agents; return ``{"node", "host", "pid"}``, see :func:`where`),
+    ``play(task) -> result`` and ``close()``. Use as a context manager: leaving it stops
+    every worker (and so every simulator they started), also on Ctrl-C.
+
+    Args:
+        worker_class: the actor's class (a plain class; made a Ray actor here).
+        args: its constructor's arguments.
+        workers: how many actors.
+        resources: what each asks Ray for.
+        retries: tries after the first for a task that fails.
+        runtime_env: a Ray runtime environment for the workers (env_vars, pip, ...).
+        setup_timeout: seconds to wait for the first worker to be ready.
+    """
+
+    def __init__(
+        self,
+        worker_class: type,
+        args: Sequence[Any],
+        *,
+        workers: int,
+        resources: WorkerResources,
+        retries: int = 2,
+        runtime_env: dict[str, Any] | None = None,
+        setup_timeout: float = 900.0,
+    ):
+        if workers < 1:
+            raise ClusterError(f"A pool needs at least one worker, got {workers}.")
+        if retries < 0:
+            raise ClusterError(f"retries must be 0 or more, got {retries}.")
+        ray = import_ray()
+        self.resources = resources
+        self.retries = retries
+        self.setup_timeout = setup_timeout
+        options: dict[str, Any] = {
+            **resources.ray_options(),
+            # Ray restarts a dead worker process; the task it was playing is handed out
+            # again by run() (counted), not replayed behind our back.
+            "max_restarts": -1,
+            "max_task_retries": 0,
+        }
+        if runtime_env:
+            options["runtime_env"] = runtime_env
+        actor = ray.remote(**options)(worker_class)
+        self._ray = ray
+        self.actors = [actor.remote(*args) for _ in range(workers)]
+        self.info = [WorkerInfo(i) for i in range(workers)]
+        self._closed = False
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker: ask each to stop its simulators, then end its process."""
+        if self._closed:
+            return
+        self._closed = True
+        ray = self._ray
+        with contextlib.suppress(Exception):
+            ray.wait([a.close.remote() for a in self.actors], num_returns=len(self.actors),
+                     timeout=5.0)  # fmt: skip
+        for actor in self.actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+
+    def run(
+        self,
+        tasks: Sequence[Any],
+        on_result: Callable[[Any, Any, WorkerInfo], None],
+        event: Event | None = None,
+    ) -> PoolReport:
+        """Play every task; ``on_result(task, result, worker)`` is called in the driver as
+        each one ends. Returns what happened (retries, failures, tasks per node).
+
+        Raises:
+            WorkerSetupError: a worker could not start (the message names its node).
+            ClusterError: no worker became ready in time, or every worker was lost.
+        """
+        ray = self._ray
+        started = time.perf_counter()
+        report = PoolReport()
+        queue: deque[Any] = deque(tasks)
+        attempts: Counter[Any] = Counter()
+        idle: list[int] = []
+        busy: dict[Any, tuple[int, Any]] = {}  # play ref -> (worker, task)
+        setting_up: dict[Any, int] = {}  # setup ref -> worker
+        later: list[tuple[float, int]] = []  # (when, worker): set up again then
+        dead: set[int] = set()
+        for index, actor in enumerate(self.actors):
+            setting_up[actor.setup.remote()] = index
+        last_ready = time.monotonic()
+
+        def fail(index: int, task: Any, error: str) -> None:
+            if attempts[task] <= self.retries:
+                report.retried += 1
+                report.retried_tasks.append(task)
+                queue.appendleft(task)
+                if event is not None:
+                    event("retry", task, self.info[index])
+            else:
+                report.failed.append(TaskFailure(task, attempts[task], error))
+                if event is not None:
+                    event("failed", task, self.info[index])
+
+        while queue or busy:
+            while queue and idle:
+                index = idle.pop()
+                task = queue.popleft()
+                attempts[task] += 1
+                busy[self.actors[index].play.remote(task)] = (index, task)
+                if event is not None:
+                    event("started", task, self.info[index])
+            now = time.monotonic()
+            for when, index in list(later):
+                if when <= now:
+                    later.remove((when, index))
+                    setting_up[self.actors[index].setup.remote()] = index
+            if not busy and not setting_up and not later:
+                lost = ", ".join(f"{t}" for t in list(queue)[:5])
+                raise ClusterError(
+                    f"Every worker is gone ({len(dead)} could not be restarted); "
+                    f"{len(queue)} task(s) were not played ({lost}"
+                    f"{', ...' if len(queue) > 5 else ''}). Check the cluster's nodes."
+                )
+            if not busy and now - last_ready > self.setup_timeout:
+                raise ClusterError(
+                    f"No worker became ready in {self.setup_timeout:.0f} s: the cluster has "
+                    f"no room for them (each asks for {self.resources.num_cpus:g} CPU and "
+                    f"{self.resources.num_gpus:g} GPU), or their "
+                    "nodes are still installing what they need."
+                )
+            refs = [*busy, *setting_up]
+            if not refs:
+                time.sleep(0.2)
+                continue
+            ready, _ = ray.wait(refs, num_returns=1, timeout=0.5)
+            for ref in ready:
+                if ref in setting_up:
+                    index = setting_up.pop(ref)
+                    try:
+                        where = ray.get(ref)
+                    except ray.exceptions.RayTaskError as exc:
+                        raise WorkerSetupError(self._setup_message(index, exc)) from None
+                    except ray.exceptions.ActorUnavailableError:
+                        later.append((time.monotonic() + 1.0, index))  # restarting
+                        continue
+                    except ray.exceptions.RayActorError as exc:
+                        if exc.actor_init_failed:
+                            raise WorkerSetupError(self._setup_message(index, exc)) from None
+                        dead.add(index)
+                        continue
+                    info = self.info[index]
+                    info.node, info.host, info.pid = where["node"], where["host"], where["pid"]
+                    idle.append(index)
+                    last_ready = time.monotonic()
+                    continue
+                index, task = busy.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayActorError as exc:
+                    report.lost_workers += 1
+                    later.append((time.monotonic(), index))  # set up again once restarted
+                    fail(index, task, f"worker lost: {_first_line(exc)}")
+                    continue
+                except ray.exceptions.RayTaskError as exc:
+                    idle.append(index)
+                    fail(index, task, _cause(exc))
+                    continue
+                idle.append(index)
+                report.done += 1
+                report.by_node[self.info[index].host or self.info[index].node] += 1
+                on_result(task, result, self.info[index])
+                if event is not None:
+                    event("done", task, self.info[index])
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _setup_message(self, index: int, exc: Exception) -> str:
+        cause = _cause(exc)
+        where = self.info[index].host or "a node of the cluster"
+        return (
+            f"A worker on {where} cannot play battles: {cause} Every node needs pokegym, "
+            "Node.js 18+ and Pokémon Showdown (`pokegym showdown install` on each node, or a "
+            "Ray runtime environment that provides them); see docs/scale.md."
+        )
+
+
+def where() -> dict[str, Any]:
+    """This worker's node id, host address and process id (for ``setup()``)."""
+    ray = import_ray()
+    context = ray.get_runtime_context()
+    return {"node": context.get_node_id(), "host": ray.util.get_node_ip_address(),
+            "pid": os.getpid()}  # fmt: skip
+
+
+def _cause(exc: BaseException) -> str:
+    """The message of the exception a worker raised (without Ray's traceback)."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException):
+        text = str(cause).strip() or type(cause).__name__
+        return text if text.endswith((".", "!", "?")) else text + "."
+    return _first_line(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[0].strip() if lines else type(exc).__name__
+
+
+__all__ = [
+    "ClusterError",
+    "ClusterInfo",
+    "PoolReport",
+    "RayNotInstalledError",
+    "TaskFailure",
+    "WorkerInfo",
+    "WorkerPool",
+    "WorkerSetupError",
+    "check_reachable",
+    "import_ray",
+    "parse_address",
+    "ray_cluster",
+    "where",
+    "workers_that_fit",
+]
