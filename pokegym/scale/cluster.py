@@ -232,6 +232,11 @@ class WorkerInfo:
     host: str = ""
     pid: int = 0
 
+    @property
+    def label(self) -> str:
+        """``host/node`` (two nodes may share a host): how reports name the node."""
+        return f"{self.host}/{self.node[:8]}"
+
 
 @dataclass
 class TaskFailure:
@@ -252,7 +257,7 @@ class PoolReport:
     lost_workers: int = 0
     """Worker processes that died while playing."""
     by_node: Counter[str] = field(default_factory=Counter)
-    """Tasks finished per node (host)."""
+    """Tasks finished per node (:attr:`WorkerInfo.label`)."""
     seconds: float = 0.0
 
 
@@ -436,7 +441,7 @@ class WorkerPool:
                     continue
                 idle.append(index)
                 report.done += 1
-                report.by_node[self.info[index].host or self.info[index].node] += 1
+                report.by_node[self.info[index].label] += 1
                 on_result(task, result, self.info[index])
                 if event is not None:
                     event("done", task, self.info[index])
