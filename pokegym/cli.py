@@ -232,7 +232,7 @@ def _run_compare(args: argparse.Namespace) -> int:
             bar.close()
         saved = len(journal)
     if interrupted is not None:
-        signum = getattr(interrupted, "signum", signal.SIGINT)
+        signum = interrupt_signal(interrupted)
         print(
             f"pokegym: interrupted ({signal.Signals(signum).name}); {saved} of {total} battles "
             f"are saved in {journal.path}: run the same command again to play the other "
@@ -324,13 +324,29 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+# The SIGTERM received inside _sigterm_as_interrupt, if any: code between the handler and
+# the caller (Ray's ray.wait) may turn Terminated into a plain KeyboardInterrupt.
+_sigterm_received: int | None = None
+
+
+def interrupt_signal(exc: BaseException) -> int:
+    """The signal behind a KeyboardInterrupt: SIGTERM when one arrived, else SIGINT."""
+    return int(getattr(exc, "signum", None) or _sigterm_received or signal.SIGINT)
+
+
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` in the main thread while inside (unless the
     signal is ignored, as ``nohup``-like launchers may arrange)."""
 
+    global _sigterm_received
+
     def on_term(signum: int, frame: object) -> None:
+        global _sigterm_received
+        _sigterm_received = signum
         raise Terminated(signum)
+
+    _sigterm_received = None
 
     try:
         previous = signal.getsignal(signal.SIGTERM)
@@ -608,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:
         print("pokegym: interrupted", file=sys.stderr)
-        return 128 + getattr(exc, "signum", signal.SIGINT)
+        return 128 + interrupt_signal(exc)
 
 
 if __name__ == "__main__":
