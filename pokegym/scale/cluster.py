@@ -422,6 +422,8 @@ class WorkerPool:
                             raise WorkerSetupError(self._setup_message(index, exc)) from None
                         dead.add(index)
                         continue
+                    except ray.exceptions.RayError as exc:  # e.g. its runtime environment
+                        raise WorkerSetupError(self._setup_message(index, exc)) from None
                     info = self.info[index]
                     info.node, info.host, info.pid = where["node"], where["host"], where["pid"]
                     idle.append(index)
@@ -430,14 +432,14 @@ class WorkerPool:
                 index, task = busy.pop(ref)
                 try:
                     result = ray.get(ref)
-                except ray.exceptions.RayActorError as exc:
-                    report.lost_workers += 1
-                    later.append((time.monotonic(), index))  # set up again once restarted
-                    fail(index, task, f"worker lost: {_first_line(exc)}")
-                    continue
-                except ray.exceptions.RayTaskError as exc:
+                except ray.exceptions.RayTaskError as exc:  # the battle raised
                     idle.append(index)
                     fail(index, task, _cause(exc))
+                    continue
+                except ray.exceptions.RayError as exc:  # the worker (or its result) is gone
+                    report.lost_workers += isinstance(exc, ray.exceptions.RayActorError)
+                    later.append((time.monotonic(), index))  # set up again once restarted
+                    fail(index, task, f"worker lost: {_first_line(exc)}")
                     continue
                 idle.append(index)
                 report.done += 1
@@ -450,7 +452,7 @@ class WorkerPool:
 
     def _setup_message(self, index: int, exc: Exception) -> str:
         cause = _cause(exc)
-        where = self.info[index].host or "a node of the cluster"
+        where = self.info[index].host or getattr(exc, "ip", None) or "a node of the cluster"
         return (
             f"A worker on {where} cannot play battles: {cause} Every node needs pokegym, "
             "Node.js 18+ and Pokémon Showdown (`pokegym showdown install` on each node, or a "
