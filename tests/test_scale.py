@@ -171,6 +171,27 @@ def test_ray_battles_equal_the_local_arena(local_ray, tmp_path):
     assert outcomes(records) == outcomes(reference.battles)
 
 
+@pytest.mark.timeout(600)
+def test_a_team_file_and_replays_travel_with_the_workers(local_ray, tmp_path):
+    """The driver's team folder need not exist on a node: the workers get the same teams in
+    the same order; each replay comes back to the driver's replays folder."""
+    teams = tmp_path / "teams"
+    teams.mkdir()
+    builtin = ROOT / "pokegym" / "teams" / "data" / "gen9ou"
+    for name in ("02-rain-offense.txt", "03-sun-offense.txt", "05-stall.txt"):
+        (teams / name).write_text((builtin / name).read_text())
+    config = dataclasses.replace(SMALL, battle_format="gen9ou", teams=str(teams),
+                                 battles_per_pair=4, replays=str(tmp_path / "local"))  # fmt: skip
+    reference = run_arena(config)
+    on_ray = dataclasses.replace(config, replays=str(tmp_path / "replays"))
+    result, _ = run_on_ray(Arena(on_ray), RayOptions())
+    assert outcomes(result.battles) == outcomes(reference.battles)
+    for battle in result.battles:
+        replay = Path(battle.replay)
+        assert replay.parent == tmp_path / "replays" and replay.read_text().startswith("<")
+    assert len(list((tmp_path / "replays").glob("*.html"))) == 4
+
+
 class KillWorker:
     """An event hook that SIGKILLs the worker a battle was handed to, shortly after it starts
     (while it plays), for the battles of ``index``, ``times`` times. Remembers every

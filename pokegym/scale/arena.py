@@ -85,17 +85,19 @@ class ArenaWorker:
         self._config = config
         self._teams = teams
         self._arena: Arena | None = None
-        self._folder = tempfile.mkdtemp(prefix="pokegym-worker-")
+        self._folder: str | None = None  # for replays and teams, made when needed
 
     def _get(self) -> Arena:
         if self._arena is None:
             changes: dict[str, Any] = {"simulators": 1, "concurrency": 1}
+            if (self._config.replays or self._teams is not None) and self._folder is None:
+                self._folder = tempfile.mkdtemp(prefix="pokegym-worker-")
             if self._config.replays:
-                changes["replays"] = os.path.join(self._folder, "replays")
+                changes["replays"] = os.path.join(str(self._folder), "replays")
             if self._teams is not None:
                 # The driver's team file may not exist on this node: the same teams, in
                 # the same order, from a folder of this worker's own.
-                folder = Path(self._folder) / "teams"
+                folder = Path(str(self._folder)) / "teams"
                 folder.mkdir(exist_ok=True)
                 for k, text in enumerate(self._teams):
                     (folder / f"{k:05d}.txt").write_text(text)
@@ -126,7 +128,8 @@ class ArenaWorker:
     def close(self) -> None:
         if self._arena is not None:
             self._arena.close()
-        shutil.rmtree(self._folder, ignore_errors=True)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def run_on_ray(
