@@ -23,6 +23,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 import signal
 import socket
 import time
@@ -452,7 +453,9 @@ class WorkerPool:
 
     def _setup_message(self, index: int, exc: Exception) -> str:
         cause = _cause(exc)
-        where = self.info[index].host or getattr(exc, "ip", None) or "a node of the cluster"
+        # Ray names the failing worker's node in its message: "ray::X.setup() (pid=1, ip=...)".
+        named = re.search(r"\bip=([0-9A-Fa-f.:]+)", str(exc))
+        where = self.info[index].host or (named[1] if named else "a node of the cluster")
         return (
             f"A worker on {where} cannot play battles: {cause} Every node needs pokegym, "
             "Node.js 18+ and Pokémon Showdown (`pokegym showdown install` on each node, or a "
