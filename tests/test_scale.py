@@ -66,6 +66,12 @@ def test_resource_options_are_stripped_and_sized():
         plain.close()
 
 
+def test_ray_is_imported_only_when_a_run_asks_for_it():
+    code = ("import sys, pokegym.cli, pokegym.arena, pokegym.scale.arena, train.collect, "
+            "train.distill; sys.exit('ray' in sys.modules)")  # fmt: skip
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=120).returncode == 0
+
+
 def test_ray_missing_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets without Ray
     with pytest.raises(RayNotInstalledError, match=r"pip install 'pokegym\[ray\]'"):

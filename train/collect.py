@@ -338,7 +338,7 @@ class CollectWorker:
         self._worker: _Worker | None = None
 
     def setup(self) -> dict[str, Any]:
-        from pokegym.scale.cluster import where
+        from pokegym.scale.pool import where
 
         if self._worker is None:
             self._worker = _Worker(self._config)
@@ -591,7 +591,8 @@ def _collect_on_ray(
     report_out: dict[str, Any],
 ) -> int:  # fmt: skip
     """Play ``todo`` on Ray workers; shards are written as battles arrive."""
-    from pokegym.scale.cluster import ClusterError, WorkerPool, ray_cluster, workers_that_fit
+    from pokegym.scale.cluster import ClusterError, ray_cluster, workers_that_fit
+    from pokegym.scale.pool import WorkerPool
 
     rows: list[dict[str, Any]] = []
     ids: list[int] = []

@@ -610,7 +610,7 @@ def _train_there(config: DistillConfig, *shipped: dict[str, bytes]) -> dict[str,
     """The Ray task: unpack the collections, train, pack the outputs."""
     import tempfile
 
-    from pokegym.scale.cluster import where
+    from pokegym.scale.pool import where
 
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="pokegym-distill-") as tmp:

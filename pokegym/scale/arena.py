@@ -7,7 +7,7 @@ the seed it gets in a local run, so the per-battle outcomes are the local arena'
 driver writes every battle to the tournament's journal (``OUT/battles.jsonl``) the moment
 its result arrives, so an interrupted run resumes exactly as a local one does, with or
 without Ray. Lost workers and failing battles are retried and reported
-(:mod:`pokegym.scale.cluster`).
+(:mod:`pokegym.scale.pool`).
 """
 
 from __future__ import annotations
@@ -24,16 +24,8 @@ from typing import Any
 
 from pokegym.arena import Arena, ArenaConfig, ArenaResult, BattleRecord
 from pokegym.journal import BattleJournal, PlayedBattle
-from pokegym.scale.cluster import (
-    ClusterError,
-    ClusterInfo,
-    Event,
-    PoolReport,
-    WorkerPool,
-    ray_cluster,
-    where,
-    workers_that_fit,
-)
+from pokegym.scale.cluster import ClusterError, ClusterInfo, ray_cluster, workers_that_fit
+from pokegym.scale.pool import Event, PoolReport, WorkerPool, where
 from pokegym.scale.resources import worker_resources
 
 Task = tuple[tuple[str, str], int]
