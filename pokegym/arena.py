@@ -32,7 +32,7 @@ import json
 import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,9 @@ from pokegym.backends.sim import SimBattleSession
 from pokegym.env import opponent_choice
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.formats import resolve_format
-from pokegym.journal import BattleJournal
+from pokegym.journal import BattleJournal, PlayedBattle
 from pokegym.ratings import BradleyTerry, Game, binomial_test, fit_bradley_terry, holm_bonferroni
+from pokegym.scale.resources import split_resources
 from pokegym.showdown.simulator import Simulator, wait_for_answers
 from pokegym.stats import percentile, wilson_interval
 from pokegym.teams import TeamPool, builtin_pool
@@ -131,6 +132,11 @@ class ArenaResult:
     """Wall time of this run (battles resumed from a journal are not in it)."""
     resumed: int = 0
     """Battles that came from the journal of an earlier run instead of being played."""
+    retried: int = 0
+    """Battles played again because the worker playing them was lost or failed (Ray runs)."""
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    """Battles that failed on every try (Ray runs): ``pair``, ``index``, ``attempts``,
+    ``error``. They are not in :attr:`battles`."""
 
     # ----------------------------------------------------------- aggregates
     @property
@@ -206,7 +212,10 @@ class ArenaResult:
         lines = [f"{self.config.battle_format}: {n} battles"
                  + (f" ({self.resumed} from an earlier run, {played} played now)"
                     if self.resumed else "")
-                 + f" in {self.seconds:.1f} s ({rate:.2f} battles/s)"]  # fmt: skip
+                 + f" in {self.seconds:.1f} s ({rate:.2f} battles/s)"
+                 + (f"; {self.retried} retried" if self.retried else "")
+                 + (f"; {len(self.failed)} FAILED on every try" if self.failed else "")
+                 ]  # fmt: skip
         width = max([14, *(len(agent) + 1 for agent in self.agents)])
         header = (
             f"{'agent':<{width}}{'W':>5}{'L':>5}{'T':>4}{'TO':>4}  {'win rate [95% CI]':<24}"
@@ -251,6 +260,8 @@ class ArenaResult:
             "config": asdict(self.config),
             "seconds": self.seconds,
             "resumed": self.resumed,
+            "retried": self.retried,
+            "failed": self.failed,
             "agents": {
                 agent: {
                     **self.record(agent),
@@ -399,9 +410,14 @@ class Arena:
         if config.battles_per_pair < 1:
             raise ArenaConfigError("battles_per_pair must be at least 1")
         self.config = config
-        self.specs = dict(zip(names, config.agents, strict=True))
-        for spec in config.agents:
+        # Resource requests (num_cpus=, num_gpus=) are for a Ray cluster's scheduler: they
+        # build no agent and change no outcome (pokegym.scale.resources).
+        self.specs = {
+            name: split_resources(spec)[0] for name, spec in zip(names, config.agents, strict=True)
+        }
+        for spec in self.specs.values():
             make_agent(spec)  # fail early on unknown names or bad options
+        self._agent_pool: dict[str, list[Agent]] = {name: [] for name in self.specs}
         self.pairs = _check_pairs(config.pairs, names)
         self.simulators = [Simulator() for _ in range(max(1, config.simulators))]
         try:
@@ -426,7 +442,8 @@ class Arena:
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides the battles' outcomes (what a journal must match to be
-        resumed): not ``concurrency``, ``simulators`` or ``replays``, which change none."""
+        resumed): not ``concurrency``, ``simulators``, ``replays`` or the agents' resource
+        requests, which change none."""
         config = self.config
         teams = None
         if self.pool is not None:
@@ -435,7 +452,7 @@ class Arena:
                 digest.update(team.text.encode() + b"\0")
             teams = digest.hexdigest()
         return {
-            "agents": list(config.agents),
+            "agents": list(self.specs.values()),
             "battle_format": config.battle_format,
             "battles_per_pair": config.battles_per_pair,
             "pairs": [list(pair) for pair in self.pairs],
@@ -471,34 +488,73 @@ class Arena:
         to it the moment it ends: an interrupted run loses only the battles in flight.
         The simulators are stopped when this returns or raises (also on Ctrl-C).
         """
-        config = self.config
+        try:
+            earlier = self.resume(journal)
+            start = time.perf_counter()
+            played: list[PlayedBattle] = []
+            for battle in self.play(self.missing(earlier)):
+                played.append(battle)
+                if journal is not None:
+                    journal.append(battle.record, battle.stats)
+                if progress is not None:
+                    progress(battle.record)
+        finally:
+            self.close()  # ends the battles still in flight (after an error or Ctrl-C)
+        return self.result([*earlier, *played], time.perf_counter() - start, len(earlier))
+
+    def resume(self, journal: BattleJournal | None) -> list[PlayedBattle]:
+        """The battles of this tournament already in ``journal`` (none without one).
+
+        Raises:
+            ArenaConfigError: the journal was opened for another tournament (the
+                simulators are stopped).
+        """
+        if journal is None:
+            return []
+        if journal.identity != json.loads(json.dumps(self.identity())):
+            self.close()
+            raise ArenaConfigError(f"{journal.path} was opened for another tournament.")
+        wanted = set(self.tasks())
+        return [b for b in journal.battles if (b.record.pair, b.record.index) in wanted]
+
+    def missing(self, played: list[PlayedBattle]) -> list[tuple[tuple[str, str], int]]:
+        """The tasks not among ``played``, in tournament order."""
+        done = {(b.record.pair, b.record.index) for b in played}
+        return [task for task in self.tasks() if task not in done]
+
+    def result(
+        self, battles: list[PlayedBattle], seconds: float, resumed: int = 0, **extra: Any
+    ) -> ArenaResult:
+        """The tournament's result from its finished battles (in any order)."""
         stats = {name: AgentStats() for name in self.specs}
-        agent_pool: dict[str, list[Agent]] = {name: [] for name in self.specs}
-        records: list[BattleRecord] = []
-        tasks = self.tasks()
-        if journal is not None:
-            if journal.identity != json.loads(json.dumps(self.identity())):
-                self.close()
-                raise ArenaConfigError(f"{journal.path} was opened for another tournament.")
-            wanted = set(tasks)
-            for battle in journal.battles:
-                if (battle.record.pair, battle.record.index) in wanted:
-                    records.append(battle.record)
-                    for name, battle_stats in battle.stats.items():
-                        if name in stats:
-                            stats[name].merge(battle_stats)
-        resumed = len(records)
-        done = {(record.pair, record.index) for record in records}
-        pending = [task for task in tasks if task not in done]
-        pending.reverse()
+        for battle in battles:
+            for name, battle_stats in battle.stats.items():
+                if name in stats:
+                    stats[name].merge(battle_stats)
+        records = sorted(
+            (b.record for b in battles), key=lambda r: (self.pairs.index(r.pair), r.index)
+        )
+        return ArenaResult(self.config, records, stats, seconds, resumed, **extra)
+
+    def play(self, tasks: list[tuple[tuple[str, str], int]]) -> Iterator[PlayedBattle]:
+        """Play ``tasks`` (``(pair, index)``), ``concurrency`` at a time over this arena's
+        simulators, yielding each battle with its players' statistics as it ends.
+
+        The simulators keep running afterwards (:meth:`close` stops them); after an
+        error, battles still in flight are left in them: close the arena before playing
+        on. A battle's outcome depends only on its task and the configuration.
+        """
+        config = self.config
+        agent_pool = self._agent_pool
+        pending = list(reversed(tasks))
         live: list[_Slot] = []
+        ended: list[PlayedBattle] = []
         # Entries are (slot, command, kind), kind: "start", "write" or "close".
         in_flight: dict[int, deque[list[tuple[_Slot, str]]]] = {
             id(sim): deque() for sim in self.simulators
         }
         building: dict[int, list[tuple[_Slot, list[Any], str]]] = {}
         chunk = max(1, config.concurrency // (2 * len(self.simulators)))
-        start = time.perf_counter()
         sim_index = 0
 
         def flush(sim: Simulator) -> None:
@@ -516,17 +572,10 @@ class Arena:
 
         def finish(slot: _Slot) -> None:
             live.remove(slot)
-            record = self._close(slot, agent_pool)
-            records.append(record)
-            for name, battle_stats in slot.stats.items():
-                stats[name].merge(battle_stats)
-            if journal is not None:
-                journal.append(record, slot.stats)
+            ended.append(PlayedBattle(self._close(slot, agent_pool), slot.stats))
             command = slot.session.close_command()
             if command is not None:
                 queue(slot, command, "close")
-            if progress is not None:
-                progress(record)
 
         def advance(slot: _Slot) -> None:
             """Decide for the battle and queue its command, or close it when it is over."""
@@ -543,36 +592,42 @@ class Arena:
                     return
             raise PokegymError("A battle had nothing to decide and nothing to wait for.")
 
-        try:
-            while pending or live:
-                while pending and len(live) < config.concurrency:
-                    sim = self.simulators[sim_index % len(self.simulators)]
-                    sim_index += 1
-                    slot = self._open(pending.pop(), sim, agent_pool)
-                    live.append(slot)
-                    queue(slot, slot.session.start_command, "start")
-                for sim in self.simulators:
-                    if not in_flight[id(sim)]:
-                        flush(sim)
-                busy = [sim for sim in self.simulators if in_flight[id(sim)]]
-                if not busy:
+        while pending or live or ended:
+            while ended:
+                yield ended.pop(0)
+            if not (pending or live):
+                break
+            while pending and len(live) < config.concurrency:
+                sim = self.simulators[sim_index % len(self.simulators)]
+                sim_index += 1
+                slot = self._open(pending.pop(), sim, agent_pool)
+                live.append(slot)
+                queue(slot, slot.session.start_command, "start")
+            for sim in self.simulators:
+                if not in_flight[id(sim)]:
+                    flush(sim)
+            busy = [sim for sim in self.simulators if in_flight[id(sim)]]
+            if not busy:
+                continue
+            sim = wait_for_answers(busy, max(s.timeout for s in busy))[0]
+            batch = in_flight[id(sim)].popleft()
+            for (slot, kind), result in zip(batch, sim.collect(), strict=True):
+                if kind == "close":
                     continue
-                sim = wait_for_answers(busy, max(s.timeout for s in busy))[0]
-                batch = in_flight[id(sim)].popleft()
-                for (slot, kind), result in zip(batch, sim.collect(), strict=True):
-                    if kind == "close":
-                        continue
-                    slot.session.absorb(result, starting=kind == "start")
-                    for side, view in enumerate(slot.session.views):
-                        if view.error is not None and not view.unavailable:
-                            raise IllegalActionError(
-                                f"{slot.names[side]}: Showdown rejected its choice: {view.error}"
-                            )
-                    advance(slot)
-        finally:
-            self.close()  # ends the battles still in flight (after an error or Ctrl-C)
-        records.sort(key=lambda r: (self.pairs.index(r.pair), r.index))
-        return ArenaResult(config, records, stats, time.perf_counter() - start, resumed)
+                slot.session.absorb(result, starting=kind == "start")
+                for side, view in enumerate(slot.session.views):
+                    if view.error is not None and not view.unavailable:
+                        raise IllegalActionError(
+                            f"{slot.names[side]}: Showdown rejected its choice: {view.error}"
+                        )
+                advance(slot)
+        # Hand the simulators their last close commands and read every answer, so the
+        # next call starts on a quiet pipe (and Node forgets the finished battles).
+        for sim in self.simulators:
+            flush(sim)
+            while in_flight[id(sim)]:
+                in_flight[id(sim)].popleft()
+                sim.collect()
 
     # ------------------------------------------------------------ battles
     def _open(

@@ -2,6 +2,8 @@
 
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
 pokegym compare --agents max_power,random --battles 100 --out results/  # resumable
+pokegym compare --agents distilled,abyssal --battles 100 --ray auto  # or --ray HOST:6379
+pokegym compare --summarize results/battles.jsonl [more.jsonl ...] --agent distilled
 pokegym play --opponent abyssal [--format gen9ou --team FILE] [--web [--port 8765]]
 pokegym replay FILE | playtest report [--out DIR]
 pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
@@ -159,8 +161,14 @@ def _run_compare(args: argparse.Namespace) -> int:
     from pokegym.arena import Arena, ArenaConfig
     from pokegym.journal import JOURNAL_NAME, BattleJournal
 
+    if args.summarize:
+        return _summarize(args)
+    if args.ray is None and (args.workers is not None or args.retries is not None
+                             or args.ray_runtime_env is not None):  # fmt: skip
+        raise PokegymError("--workers, --retries and --ray-runtime-env need --ray.")
     agents = split_agent_specs(args.agents)
     pairs = parse_pairs(args.pairs) if args.pairs is not None else None
+    concurrency = 8 if args.concurrency is None else args.concurrency
     config = ArenaConfig(
         agents=agents,
         battle_format=args.format,
@@ -168,14 +176,21 @@ def _run_compare(args: argparse.Namespace) -> int:
         pairs=pairs,  # type: ignore[arg-type]
         mirror=args.mirror,
         seed=args.seed,
-        concurrency=args.concurrency,
+        concurrency=concurrency,
         simulators=args.simulators,
         clock_bank=None if args.no_clock else args.clock_bank,
         clock_increment=args.clock_increment,
         max_turns=args.max_turns,
-        replays=str(Path(args.out) / "replays") if args.replays else None,
+        replays=str(Path(args.out).resolve() / "replays") if args.replays else None,
         teams=args.teams,
     )
+    ray_options = _ray_options(args) if args.ray is not None else None
+    if ray_options is not None:  # before anything starts or is written
+        from pokegym.scale.cluster import check_reachable, import_ray
+
+        import_ray()
+        if ray_options.address != "auto":
+            check_reachable(ray_options.address)
     # Builds every agent once and starts the simulators: a bad agent spec, format or team
     # fails here, before the header and the progress bar.
     arena = Arena(config)
@@ -187,9 +202,14 @@ def _run_compare(args: argparse.Namespace) -> int:
         arena.close()
         raise
     total = len(arena.tasks())
+    where = (
+        f"on Ray ({args.ray}), one battle at a time per worker"
+        if ray_options is not None
+        else f"concurrency {concurrency}"
+    )
     print(
         f"{args.format}: {len(agents)} agents, {len(arena.pairs)} pairs x {args.battles} "
-        f"battles (sides alternate), concurrency {args.concurrency}, seed {args.seed}"
+        f"battles (sides alternate), {where}, seed {args.seed}"
         + (f"; resuming: {len(journal)} of {total} battles are in {journal.path}"
            if len(journal) else ""),
         flush=True,
@@ -197,16 +217,24 @@ def _run_compare(args: argparse.Namespace) -> int:
     bar = tqdm(total=total, initial=len(journal), unit="battle", disable=args.quiet,
                file=sys.stderr)  # fmt: skip
     interrupted: KeyboardInterrupt | None = None
+    ray_run = None
     with journal:
         try:
-            result = arena.run(progress=lambda record: bar.update(1), journal=journal)
+            if ray_options is not None:
+                from pokegym.scale.arena import run_on_ray
+
+                result, ray_run = run_on_ray(
+                    arena, ray_options, journal, progress=lambda record: bar.update(1)
+                )
+            else:
+                result = arena.run(progress=lambda record: bar.update(1), journal=journal)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the simulators are stopped
             interrupted = exc
         finally:
             bar.close()
         saved = len(journal)
     if interrupted is not None:
-        signum = getattr(interrupted, "signum", signal.SIGINT)
+        signum = interrupt_signal(interrupted)
         print(
             f"pokegym: interrupted ({signal.Signals(signum).name}); {saved} of {total} battles "
             f"are saved in {journal.path}: run the same command again to play the other "
@@ -215,8 +243,78 @@ def _run_compare(args: argparse.Namespace) -> int:
         )
         return 128 + signum
     print(result.table())
+    if ray_run is not None:
+        print(ray_run.summary())
     written = [*result.write(args.out), journal.path]
     print(f"Results: {', '.join(str(p) for p in written)}")
+    if result.failed:
+        listed = "; ".join(
+            f"{' vs '.join(f['pair'])} #{f['index']} ({f['attempts']} tries): {f['error']}"
+            for f in result.failed[:5]
+        )
+        print(
+            f"pokegym: {len(result.failed)} battle(s) failed on every try and are not in the "
+            f"results: {listed}{' ...' if len(result.failed) > 5 else ''}. Run the same "
+            "command again to try them again.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _ray_options(args: argparse.Namespace) -> Any:
+    from pokegym.scale.arena import RayOptions
+
+    if args.workers is not None and args.workers < 1:
+        raise PokegymError(f"--workers must be at least 1, got {args.workers}.")
+    if args.retries is not None and args.retries < 0:
+        raise PokegymError(f"--retries must be 0 or more, got {args.retries}.")
+    return RayOptions(
+        address=args.ray,
+        workers=args.workers,
+        retries=2 if args.retries is None else args.retries,
+        runtime_env=parse_runtime_env(args.ray_runtime_env),
+    )
+
+
+def parse_runtime_env(text: str | None) -> dict[str, Any] | None:
+    """``--ray-runtime-env``: a JSON object, or the path of a file holding one.
+
+    Raises:
+        PokegymError: neither.
+    """
+    if text is None:
+        return None
+    source = text
+    if not text.lstrip().startswith("{"):
+        try:
+            source = Path(text).read_text()
+        except OSError as exc:
+            raise PokegymError(
+                f"--ray-runtime-env {text!r} is neither a JSON object nor a readable file "
+                f"({exc.strerror or exc})."
+            ) from None
+    try:
+        value = json.loads(source)
+    except ValueError as exc:
+        raise PokegymError(f"--ray-runtime-env is not valid JSON ({exc}).") from None
+    if not isinstance(value, dict):
+        raise PokegymError(
+            '--ray-runtime-env must be a JSON object, e.g. {"env_vars": {"POKEGYM_HOME": "/x"}}.'
+        )
+    return value
+
+
+def _summarize(args: argparse.Namespace) -> int:
+    from pokegym.journal import agents_in, summarize
+
+    if args.against and not args.agent:
+        raise PokegymError("--against needs --agent (whose record against it).")
+    if args.agent:
+        print(json.dumps(summarize(args.summarize, args.agent, args.against), indent=1))
+        return 0
+    print(json.dumps({a: summarize(args.summarize, a) for a in agents_in(args.summarize)},
+                     indent=1))  # fmt: skip
     return 0
 
 
@@ -228,13 +326,29 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+# The SIGTERM received inside _sigterm_as_interrupt, if any: code between the handler and
+# the caller (Ray's ray.wait) may turn Terminated into a plain KeyboardInterrupt.
+_sigterm_received: int | None = None
+
+
+def interrupt_signal(exc: BaseException) -> int:
+    """The signal behind a KeyboardInterrupt: SIGTERM when one arrived, else SIGINT."""
+    return int(getattr(exc, "signum", None) or _sigterm_received or signal.SIGINT)
+
+
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` in the main thread while inside (unless the
     signal is ignored, as ``nohup``-like launchers may arrange)."""
 
+    global _sigterm_received
+
     def on_term(signum: int, frame: object) -> None:
+        global _sigterm_received
+        _sigterm_received = signum
         raise Terminated(signum)
+
+    _sigterm_received = None
 
     try:
         previous = signal.getsignal(signal.SIGTERM)
@@ -454,7 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A tournament between agents with statistics. Each finished battle is "
         "written to OUT/battles.jsonl as it ends; Ctrl-C (exit status 130) or SIGTERM (143) "
         "keeps them, and the same command again plays only the missing battles "
-        "(docs/compare.md).",
+        "(docs/compare.md). --ray plays them on a Ray cluster (docs/scale.md).",
     )
     compare.add_argument("--agents", default="max_power,random",
                          help="comma-separated agent specs, e.g. max_power,random")  # fmt: skip
@@ -464,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--out", default="results",
                          help="folder for table, JSON, CSV, plots and battles.jsonl")  # fmt: skip
     compare.add_argument("--seed", type=int, default=0)
-    compare.add_argument("--concurrency", type=int, default=8, help="battles in flight")
+    compare.add_argument("--concurrency", type=int, help="battles in flight (default 8)")
     compare.add_argument("--simulators", type=int, default=2, help="simulator processes")
     compare.add_argument("--mirror", action="store_true", help="both sides play the same team")
     compare.add_argument("--teams", help="team file/folder (formats with teams)")
@@ -474,6 +588,25 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-turns", type=int, default=500)
     compare.add_argument("--replays", action="store_true", help="save HTML replays in OUT/replays")
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
+    scale = compare.add_argument_group(
+        "on a Ray cluster (pip install 'pokegym[ray]'; docs/scale.md)"
+    )
+    scale.add_argument("--ray", nargs="?", const="auto", metavar="auto|ADDRESS",
+                       help="play on Ray: 'auto' starts it on this machine, HOST:PORT joins a "
+                       "running cluster (each worker plays one battle at a time)")  # fmt: skip
+    scale.add_argument("--workers", type=int,
+                       help="Ray workers (default: as many as the cluster holds)")  # fmt: skip
+    scale.add_argument("--retries", type=int,
+                       help="tries after the first for a lost battle (default 2)")  # fmt: skip
+    scale.add_argument("--ray-runtime-env", metavar="JSON|FILE",
+                       help="Ray runtime environment for the workers, e.g. "
+                       "'{\"env_vars\": {\"POKEGYM_HOME\": \"/opt/pokegym\"}}'")  # fmt: skip
+    summary = compare.add_argument_group("summaries of battles files")
+    summary.add_argument("--summarize", nargs="+", metavar="FILE",
+                         help="print the record in these battles.jsonl files (plain or .gz) "
+                         "as JSON instead of playing")  # fmt: skip
+    summary.add_argument("--agent", help="whose record --summarize prints (default: everyone's)")
+    summary.add_argument("--against", help="only battles against this agent")
     compare.set_defaults(func=_compare)
 
     play = sub.add_parser("play", help="play a battle yourself against an agent (terminal or web)")
@@ -584,7 +717,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:
         print("pokegym: interrupted", file=sys.stderr)
-        return 128 + getattr(exc, "signum", signal.SIGINT)
+        return 128 + interrupt_signal(exc)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,10 @@ one ``write`` call on a file opened for appending, as soon as the battle ends, s
 interrupted run (Ctrl-C, SIGTERM, a killed process, a crash) keeps every battle that
 finished. A last line cut short by a killed process is dropped when the file is read.
 
+:func:`summarize` reads any number of such files (and the older per-run JSON lines of
+sharded runs, plain or gzipped) into one agent's record and decision statistics:
+``pokegym compare --summarize FILES... --agent NAME``.
+
 Running the same tournament again with the same file resumes it: the battles already in
 the file are not played again, and the results are computed from all of them. A file
 written for another tournament is refused (:class:`JournalMismatchError`), and so is a
@@ -20,9 +24,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gzip
 import json
 import os
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -210,6 +216,115 @@ class BattleJournal:
         return len(self.battles)
 
 
+# ---------------------------------------------------------------- summaries
+def _battles_in(path: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(battle, stats by agent)`` for every battle in a battles file or in a file of
+    per-run lines (``{"battles": [...], "stats": {...}}``, whose statistics are per run:
+    they come with the run's first battle)."""
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise JournalError(f"Cannot read {path} ({exc}).") from None
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+        except ValueError:
+            if number == len(lines):
+                continue  # a last line cut short by a killed process
+            raise JournalError(
+                f"Line {number} of {path} is not JSON; the file is damaged."
+            ) from None
+        if not isinstance(line, dict) or line.get("format") == JOURNAL_FORMAT:
+            continue  # the header
+        if "battles" in line and "stats" in line:
+            for k, battle in enumerate(line["battles"]):
+                yield battle, (line["stats"] if k == 0 else {})
+        elif "pair" in line and "winner" in line:
+            yield line, line.get("agents", {})
+        else:
+            raise JournalError(
+                f"Line {number} of {path} is neither a battle of `pokegym compare` nor a run "
+                "of sharded battles."
+            )
+
+
+def summarize(
+    files: Sequence[str | Path], agent: str, against: str | None = None
+) -> dict[str, Any]:
+    """The record of ``agent`` (against ``against``, default everyone it met) over the
+    battles in ``files``: W-L-T, the win rate with its 95 % Wilson interval, timeouts,
+    turns, decision latency percentiles and usage per decision.
+
+    Raises:
+        JournalError: a file is unreadable or damaged, or holds no battle of ``agent``.
+    """
+    import numpy as np
+
+    from pokegym.stats import wilson_interval
+
+    wins = losses = ties = timeouts = decisions = 0
+    latencies: list[float] = []
+    usage: Counter[str] = Counter()
+    turns: list[int] = []
+    opponents: Counter[str] = Counter()
+    for path in map(Path, files):
+        for battle, stats in _battles_in(path):
+            if agent in stats and (against is None or against in stats):
+                mine = stats[agent]
+                latencies += mine.get("latencies", [])
+                decisions += int(mine.get("decisions", 0))
+                usage.update(mine.get("usage", {}))
+            if agent not in (battle["p1"], battle["p2"]):
+                continue
+            other = battle["p2"] if battle["p1"] == agent else battle["p1"]
+            if against is not None and other != against:
+                continue
+            opponents[other] += 1
+            turns.append(int(battle["turns"]))
+            timeouts += battle.get("timeout") == agent
+            if battle["winner"] == agent:
+                wins += 1
+            elif battle["winner"] is None:
+                ties += 1
+            else:
+                losses += 1
+    n = wins + losses + ties
+    if not n:
+        raise JournalError(
+            f"No battle of {agent!r}{f' against {against!r}' if against else ''} in "
+            f"{len(files)} file(s)."
+        )
+    low, high = wilson_interval(wins + 0.5 * ties, n)
+    ms = np.array(latencies) * 1000 if latencies else np.zeros(1)
+    return {
+        "agent": agent,
+        "opponents": dict(opponents),
+        "battles": n,
+        "record": [wins, losses, ties],
+        "win_rate": (wins + 0.5 * ties) / n,
+        "win_rate_95": [low, high],
+        "timeouts": timeouts,
+        "mean_turns": float(np.mean(turns)),
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p95_ms": float(np.percentile(ms, 95)),
+        "usage_per_decision": {k: v / max(decisions, 1) for k, v in sorted(usage.items())},
+    }
+
+
+def agents_in(files: Iterable[str | Path]) -> list[str]:
+    """Every agent that played a battle in ``files``, in order of appearance."""
+    seen: dict[str, None] = {}
+    for path in map(Path, files):
+        for battle, _ in _battles_in(path):
+            seen.setdefault(battle["p1"])
+            seen.setdefault(battle["p2"])
+    return list(seen)
+
+
 def _plain(value: Any) -> Any:
     item = getattr(value, "item", None)  # NumPy scalars
     if callable(item):
@@ -223,4 +338,6 @@ __all__ = [
     "JournalError",
     "JournalMismatchError",
     "PlayedBattle",
+    "agents_in",
+    "summarize",
 ]

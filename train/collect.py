@@ -27,6 +27,14 @@ sizes) and ``DIR/shard-<first>-<last>.parquet`` files of ``--shard-battles`` bat
 each, written to a temporary name and renamed, so a shard is either whole or absent.
 An interrupted run (Ctrl-C, SIGTERM) writes the battles its workers had finished
 before it exits; running the same command again plays only the missing ones.
+
+**On a Ray cluster** (``--ray auto`` or ``--ray HOST:PORT``, docs/scale.md), each Ray
+worker owns a simulator and the agents and plays one battle at a time; the driver
+writes the rows to shards as battles arrive (every ``--shard-battles``, and what it
+holds when the run stops). Battle ``k`` has the same seeds as in a local run. A battle
+whose worker is lost is played again (``--retries``); one that fails every try is
+reported and stays missing, to be played by the next run. Agent specs may ask for
+``num_cpus``/``num_gpus`` per worker (:mod:`pokegym.scale.resources`).
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from train.config import parse_config
+from train.config import config_parser, field_docs
 
 SCHEMA_VERSION = 1
 MANIFEST = "collection.json"
@@ -102,12 +110,17 @@ class CollectConfig:
     """Master seed: battle k always gets the same seeds."""
     self_play: bool = False
     """Also pair every agent with itself."""
-    workers: int = 1
-    """Processes playing battles (each runs its own simulator)."""
+    workers: int | None = None
+    """Processes playing battles, each with its own simulator (default 1; with ``ray``:
+    as many Ray workers as the cluster holds)."""
     shard_battles: int = 20
     """Battles per shard file (the most an abrupt kill, e.g. SIGKILL, can lose per worker)."""
     progress: bool = True
     """Show a progress bar on stderr."""
+    ray: str | None = None
+    """Play on Ray: ``auto`` (start it on this machine) or a cluster's ``host:port``."""
+    retries: int = 2
+    """With ``ray``: tries after the first for a battle whose worker was lost or failed."""
     pairs: list[list[str]] = field(default_factory=list)
     """Resolved agent pairs (filled in)."""
 
@@ -318,6 +331,30 @@ def _lookahead_features(model: Any, state: Any, lookahead: Any) -> np.ndarray:
                        float(switch is not None)], dtype=np.float32)  # fmt: skip
 
 
+class CollectWorker:
+    """One Ray worker of a collection (an actor): a :class:`_Worker` of its own."""
+
+    def __init__(self, config: CollectConfig):
+        self._config = config
+        self._worker: _Worker | None = None
+
+    def setup(self) -> dict[str, Any]:
+        from pokegym.scale.pool import where
+
+        if self._worker is None:
+            self._worker = _Worker(self._config)
+        return where()  # type: ignore[no-any-return]
+
+    def play(self, battle_id: int) -> list[dict[str, Any]]:
+        self.setup()
+        assert self._worker is not None
+        return self._worker.play(battle_id)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+
+
 _WORKER: _Worker | None = None
 
 
@@ -472,15 +509,29 @@ def prepare_folder(config: CollectConfig) -> set[int]:
 
 def collect(config: CollectConfig) -> dict[str, Any]:
     """Run a collection (see the module docstring); returns a summary."""
+    from pokegym.scale.resources import split_resources, worker_resources
+
     if not config.agents:
         raise ValueError("Give at least one agent (--agents abyssal,one_step).")
-    if config.battles < 0 or config.workers < 1 or config.shard_battles < 1:
+    workers = config.workers
+    if config.battles < 0 or (workers is not None and workers < 1) or config.shard_battles < 1:
         raise ValueError("--battles must be >= 0, --workers and --shard-battles >= 1.")
+    if config.retries < 0:
+        raise ValueError("--retries must be 0 or more.")
+    # num_cpus=/num_gpus= are for Ray's scheduler: no agent sees them, no row names them.
+    resources = worker_resources(config.agents)
+    config.agents = [split_resources(spec)[0] for spec in config.agents]
     config.pairs = [list(p) for p in _pairs(config.agents, config.self_play)]
     from pokegym.agents import make_agent
 
     for spec in config.agents:
         make_agent(spec)  # fail early on unknown names or bad options
+    if config.ray is not None:
+        from pokegym.scale.cluster import check_reachable, import_ray
+
+        import_ray()  # before the folder is touched
+        if config.ray != "auto":
+            check_reachable(config.ray)
     done = prepare_folder(config)
     todo = [k for k in range(config.battles) if k not in done]
     chunks = [todo[i : i + config.shard_battles] for i in range(0, len(todo), config.shard_battles)]
@@ -506,8 +557,11 @@ def collect(config: CollectConfig) -> dict[str, Any]:
         signal.signal(signal.SIGTERM, on_term)
     except ValueError:  # not the main thread
         previous = None
+    ray_report: dict[str, Any] = {}
     try:
-        if config.workers == 1:
+        if config.ray is not None:
+            played = _collect_on_ray(config, todo, out, bar, resources, ray_report)
+        elif (workers or 1) == 1:
             worker = _Worker(config)
             try:
                 for chunk in chunks:
@@ -530,7 +584,60 @@ def collect(config: CollectConfig) -> dict[str, Any]:
     total = len(collected_battles(out))
     seconds = time.perf_counter() - start
     return {"played": total - len(done), "collected": total, "target": config.battles,
-            "seconds": seconds, "interrupted": interrupted}  # fmt: skip
+            "seconds": seconds, "interrupted": interrupted, **ray_report}  # fmt: skip
+
+
+def _collect_on_ray(
+    config: CollectConfig, todo: list[int], out: Path, bar: Any, resources: Any,
+    report_out: dict[str, Any],
+) -> int:  # fmt: skip
+    """Play ``todo`` on Ray workers; shards are written as battles arrive."""
+    from pokegym.scale.cluster import ClusterError, ray_cluster, workers_that_fit
+    from pokegym.scale.pool import WorkerPool
+
+    rows: list[dict[str, Any]] = []
+    ids: list[int] = []
+    written = 0
+
+    def flush() -> None:
+        nonlocal rows, ids, written
+        if ids:
+            write_shard(out, ids, rows)
+            written += len(ids)
+            rows, ids = [], []
+
+    def on_result(battle_id: int, battle_rows: list[dict[str, Any]], worker: Any) -> None:
+        rows.extend(battle_rows)
+        ids.append(battle_id)
+        if len(ids) >= config.shard_battles:
+            flush()
+        if bar is not None:
+            bar.update(1)
+
+    if not todo:
+        return 0
+    try:
+        with ray_cluster(config.ray or "auto") as cluster:
+            fit = workers_that_fit(resources)
+            if fit < 1:
+                raise ClusterError(
+                    f"No node of the Ray cluster has room for a worker asking for "
+                    f"{resources.num_cpus:g} CPU and {resources.num_gpus:g} GPU; it has "
+                    f"{cluster.cpus:g} CPUs and {cluster.gpus:g} GPUs."
+                )
+            workers = min(config.workers or fit, len(todo))
+            with WorkerPool(CollectWorker, (config,), workers=workers, resources=resources,
+                            retries=config.retries) as pool:  # fmt: skip
+                report = pool.run(todo, on_result)
+    finally:
+        flush()  # the battles that arrived, also when the run stops early
+    report_out.update(
+        workers=workers, retried=report.retried, lost_workers=report.lost_workers,
+        failed=[{"battle_id": f.task, "attempts": f.attempts, "error": f.error}
+                for f in report.failed],
+        by_node=dict(report.by_node),
+    )  # fmt: skip
+    return written
 
 
 def _collect_parallel(
@@ -568,11 +675,16 @@ def _collect_parallel(
 
 
 def parse_args(argv: Sequence[str] | None) -> CollectConfig:
-    return parse_config(
-        CollectConfig, argv, prog="pokegym collect", description=__doc__.split("\n")[0],
+    parser = config_parser(
+        CollectConfig, prog="pokegym collect", description=__doc__.split("\n")[0],
         aliases={"battle_format": ["--format"]}, converters={"agents": _split_agents},
-        skip=("pairs",), required=("battles", "out"),
+        skip=("pairs", "ray"), required=("battles", "out"),
     )  # fmt: skip
+    parser.add_argument("--ray", nargs="?", const="auto", default=None, metavar="auto|ADDRESS",
+                        help=field_docs(CollectConfig)["ray"] + " (pip install 'pokegym[ray]'; "
+                        "docs/scale.md)")  # fmt: skip
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    return CollectConfig(**vars(args))
 
 
 def _split_agents(text: str) -> list[str]:
@@ -590,10 +702,12 @@ def _split_agents(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from pokegym.errors import PokegymError
+
     try:
         config = parse_args(argv)
         summary = collect(config)
-    except (CollectionError, ValueError) as exc:
+    except (CollectionError, ValueError, PokegymError) as exc:
         print(f"pokegym collect: {exc}", file=sys.stderr)
         return 2
     state = (
@@ -601,6 +715,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"{summary['collected']}/{summary['target']} battles in {config.out} "
           f"({summary['played']} played in {summary['seconds']:.1f} s; {state})")  # fmt: skip
+    if "workers" in summary:
+        print(f"ray: {summary['workers']} workers; battles per node: {summary['by_node']}; "
+              f"{summary['retried']} retried ({summary['lost_workers']} workers lost)")  # fmt: skip
+    if summary.get("failed"):
+        listed = "; ".join(f"#{f['battle_id']}: {f['error']}" for f in summary["failed"][:5])
+        print(f"pokegym collect: {len(summary['failed'])} battle(s) failed on every try and "
+              f"are not collected ({listed}); run the same command again to try them "
+              "again.", file=sys.stderr)  # fmt: skip
+        return 1
     return 130 if summary["interrupted"] else 0
 
 

@@ -28,6 +28,11 @@ The output folder gets ``model.safetensors`` (weights and input normalisation) a
 ``config.json`` (architecture, this run's configuration, metrics, history); with
 ``--memory DIR`` also an experience memory of the training rows embedded by the
 network. Runs on a GPU when one is present (``--device``).
+
+With ``--ray auto|HOST:PORT`` training runs on a GPU of a Ray cluster when the cluster
+has one: the collection's files travel to that node through Ray's object store (no
+shared file system needed), and the checkpoint (and memory) come back into ``--out``
+(``--memory``). A cluster without a GPU is said so, and training runs here.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from pokegym.devices import torch_device
-from train.config import parse_config, seed_everything
+from train.config import config_parser, field_docs, seed_everything
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,9 @@ class DistillConfig:
     """Also build an experience memory of the training rows into this folder."""
     threads: int = 0
     """torch CPU threads (0: torch's default)."""
+    ray: str | None = None
+    """Train on a GPU of this Ray cluster (``auto`` or ``host:port``) when it has one,
+    else here (pip install 'pokegym[ray]')."""
 
 
 # ----------------------------------------------------------------------- data
@@ -537,6 +545,96 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     return summary
 
 
+# ----------------------------------------------------------------- on a cluster
+def train_on_ray(config: DistillConfig, log: Any = None) -> dict[str, Any]:
+    """Train on a GPU of the Ray cluster ``config.ray`` when it has one, else here (see
+    the module docstring). The summary says where (``"ray_node"``, ``"device"``)."""
+    from pokegym.scale.cluster import ray_cluster
+
+    say = log or (lambda text: print(text, file=sys.stderr))
+    assert config.ray is not None
+    folders = data_folders(config.data)
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise ValueError(f"--data {folder}: no such folder (a `pokegym collect` folder).")
+    with ray_cluster(config.ray) as cluster:
+        if cluster.gpus >= 1:
+            say(f"training on a GPU of the Ray cluster ({cluster.gpus:g} GPUs on "
+                f"{cluster.nodes} node(s))")  # fmt: skip
+            return train_remote(config, num_gpus=1, device="cuda", log=say)
+    say(f"the Ray cluster ({config.ray}) has no GPU: training here")
+    return train(config, log)
+
+
+def train_remote(
+    config: DistillConfig, *, num_gpus: float, device: str, log: Any = None
+) -> dict[str, Any]:
+    """Run :func:`train` as a Ray task asking for ``num_gpus`` (on the connected
+    cluster), with the collection shipped there and the outputs written back here."""
+    from pokegym.files import atomic_write_json
+    from pokegym.scale.cluster import import_ray
+
+    ray = import_ray()
+    say = log or (lambda text: print(text, file=sys.stderr))
+    shipped = [ray.put(_read_folder(Path(f))) for f in data_folders(config.data)]
+    task = ray.remote(num_gpus=num_gpus, num_cpus=1, max_retries=1)(_train_there)
+    there = dataclasses.replace(config, device=device, ray=None)
+    answer = ray.get(task.remote(there, *shipped))  # top-level refs arrive as values
+    for line in answer["log"]:
+        say(line)
+    _write_folder(Path(config.out), answer["out"])
+    if config.memory and answer["memory"] is not None:
+        _write_folder(Path(config.memory), answer["memory"])
+    # The checkpoint names the run as it was asked for here, not the node's temp folders.
+    path = Path(config.out) / "config.json"
+    document = json.loads(path.read_text())
+    document["training"].update(data=config.data, out=config.out, memory=config.memory,
+                                ray=config.ray)  # fmt: skip
+    atomic_write_json(path, document, indent=2, sort_keys=True)
+    summary = answer["summary"]
+    summary["ray_node"] = answer["host"]
+    if config.memory:
+        summary["memory"] = config.memory
+    return summary  # type: ignore[no-any-return]
+
+
+def _train_there(config: DistillConfig, *shipped: dict[str, bytes]) -> dict[str, Any]:
+    """The Ray task: unpack the collections, train, pack the outputs."""
+    import tempfile
+
+    from pokegym.scale.pool import where
+
+    lines: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="pokegym-distill-") as tmp:
+        folders = []
+        for k, files in enumerate(shipped):
+            folder = Path(tmp) / f"data-{k}"
+            _write_folder(folder, files)
+            folders.append(str(folder))
+        out, memory = Path(tmp) / "out", Path(tmp) / "memory"
+        local = dataclasses.replace(config, data=",".join(folders), out=str(out),
+                                    memory=str(memory) if config.memory else None)  # fmt: skip
+        summary = train(local, lines.append)
+        return {"summary": summary, "log": lines, "out": _read_folder(out),
+                "memory": _read_folder(memory) if config.memory else None,
+                "host": where()["host"]}  # fmt: skip
+
+
+def _read_folder(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    }
+
+
+def _write_folder(folder: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
 def build_memory(checkpoint: str | Path, data: Dataset, rows: np.ndarray | None = None) -> Any:
     """A :class:`memory.experience.StateMemory` of ``rows`` (default: every row) of
     ``data``, embedded by the checkpoint's network and tied to that checkpoint."""
@@ -553,19 +651,24 @@ def build_memory(checkpoint: str | Path, data: Dataset, rows: np.ndarray | None 
 
 
 def parse_args(argv: Sequence[str] | None) -> DistillConfig:
-    return parse_config(
-        DistillConfig, argv, prog="pokegym distill", description=__doc__.split("\n")[0]
+    parser = config_parser(
+        DistillConfig, prog="pokegym distill", description=__doc__.split("\n")[0], skip=("ray",)
     )
+    parser.add_argument("--ray", nargs="?", const="auto", default=None, metavar="auto|ADDRESS",
+                        help=field_docs(DistillConfig)["ray"])  # fmt: skip
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    return DistillConfig(**vars(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from pokegym.errors import PokegymError
     from policies.value_net import CheckpointError
     from train.collect import CollectionError
 
     try:
         config = parse_args(argv)
-        summary = train(config)
-    except (CollectionError, CheckpointError, ValueError) as exc:
+        summary = train_on_ray(config) if config.ray is not None else train(config)
+    except (CollectionError, CheckpointError, ValueError, PokegymError) as exc:
         print(f"pokegym distill: {exc}", file=sys.stderr)
         return 2
     best = summary["best"]
