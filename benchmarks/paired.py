@@ -2,10 +2,10 @@
 
 Each variant is one or more ``pokegym compare`` output folders (or their
 ``battles.jsonl`` / ``results.json``) of the variant against the same opponent with the
-same seeds. A battle is identified by its tournament seed and index, and the
-arena derives a battle's teams and dice from the seed, the two agents' names and the
-index, so when every variant plays under the same name (``--agents "mcts:...",abyssal``)
-battle ``k`` of seed ``s`` has the same teams for all of them.
+same seeds. A battle is identified by its own seed, which the arena derives from the
+tournament's seed, the two agents' names and the battle's index: when every variant
+plays under the same name (``--agents "mcts:...",abyssal``), battle ``k`` of seed ``s``
+has the same seed, teams and dice for all of them.
 
 For each variant: W-L over its battles with the Wilson 95 % interval. Against the
 reference (the first variant), on the battles both played: the discordant pairs (``b``:
@@ -26,40 +26,42 @@ import json
 import math
 from math import comb
 from pathlib import Path
+from typing import Any
 
 from pokegym.stats import wilson_interval
 
-Outcomes = dict[tuple[int, int], float]  # (tournament seed, battle index) -> 1 win / 0 loss / ½
+Outcomes = dict[int, float]  # a battle's own seed -> 1 win / 0 loss / ½
 
 
 def load_outcomes(paths: list[Path], agent: str) -> Outcomes:
     """The outcome of every battle of ``agent`` in the given folders or files."""
     out: Outcomes = {}
     for path in paths:
-        for seed, battle in _battles(path):
-            pair = battle["pair"]
-            if agent not in pair:
+        for battle in _battles(path):
+            if agent not in battle["pair"]:
                 continue
             winner = battle.get("winner")
-            out[(seed, int(battle["index"]))] = 0.5 if winner is None else float(winner == agent)
+            out[int(battle["seed"])] = 0.5 if winner is None else float(winner == agent)
     return out
 
 
-def _battles(path: Path) -> list[tuple[int, dict]]:
+def _battles(path: Path) -> list[dict[str, Any]]:
     if path.is_dir():
         journal, results = path / "battles.jsonl", path / "results.json"
         path = journal if journal.exists() else results
     if not path.exists():
         raise SystemExit(f"{path}: no battles.jsonl or results.json there")
     if path.suffix == ".jsonl":
-        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        if not lines:
-            return []
-        seed = int(lines[0].get("seed", lines[0].get("config", {}).get("seed", 0)))
-        return [(seed, line) for line in lines[1:] if "pair" in line]
-    data = json.loads(path.read_text())
-    seed = int(data["config"]["seed"])
-    return [(seed, battle) for battle in data["battles"]]
+        battles = []
+        for line in path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:  # a line cut short by a killed run
+                continue
+            if "pair" in entry:
+                battles.append(entry)
+        return battles
+    return list(json.loads(path.read_text())["battles"])
 
 
 def mcnemar_exact(b: int, v: int) -> float:
