@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -43,12 +43,12 @@ from pokegym.world.state import BattleState, MonState, SideState
 Action = tuple[str, Any, bool]
 Replacement = Callable[[BattleState, int], int | None]
 
-STAGE = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3, 0: 1.0,
+STAGE: Final = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3, 0: 1.0,
          1: 3 / 2, 2: 4 / 2, 3: 5 / 2, 4: 6 / 2, 5: 7 / 2, 6: 8 / 2}  # fmt: skip
-ACC_STAGE = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
+ACC_STAGE: Final = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
              1: 4 / 3, 2: 5 / 3, 3: 6 / 3, 4: 7 / 3, 5: 8 / 3, 6: 9 / 3}  # fmt: skip
-BOOST_INDEX = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
-PIVOTS = {
+BOOST_INDEX: Final = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
+PIVOTS: Final = {
     "uturn",
     "voltswitch",
     "flipturn",
@@ -57,35 +57,36 @@ PIVOTS = {
     "shedtail",
     "chillyreception",
 }
-PROTECTS = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
+PROTECTS: Final = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
             "burningbulwark", "obstruct", "maxguard"}  # fmt: skip
-HAZARD_REMOVAL = {"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"}
-PHAZING = {"roar", "whirlwind", "dragontail", "circlethrow"}
-WEATHER_MOVES = {"sunnyday": "sunnyday", "raindance": "raindance", "sandstorm": "sandstorm",
+HAZARD_REMOVAL: Final = {"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"}
+PHAZING: Final = {"roar", "whirlwind", "dragontail", "circlethrow"}
+WEATHER_MOVES: Final = {"sunnyday": "sunnyday", "raindance": "raindance", "sandstorm": "sandstorm",
                  "snowscape": "snowscape", "hail": "hail",
                  "chillyreception": "snowscape"}  # fmt: skip
-WEATHER_ROCKS = {"sunnyday": "heatrock", "raindance": "damprock", "sandstorm": "smoothrock",
+WEATHER_ROCKS: Final = {"sunnyday": "heatrock", "raindance": "damprock", "sandstorm": "smoothrock",
                  "snowscape": "icyrock", "hail": "icyrock"}  # fmt: skip
-WEATHER_ABILITIES = {"drought": "sunnyday", "drizzle": "raindance", "sandstream": "sandstorm",
-                     "snowwarning": "snowscape", "orichalcumpulse": "sunnyday"}  # fmt: skip
-TERRAIN_ABILITIES = {"electricsurge": "electricterrain", "grassysurge": "grassyterrain",
+WEATHER_ABILITIES: Final = {"drought": "sunnyday", "drizzle": "raindance",
+                            "sandstream": "sandstorm", "snowwarning": "snowscape",
+                            "orichalcumpulse": "sunnyday"}  # fmt: skip
+TERRAIN_ABILITIES: Final = {"electricsurge": "electricterrain", "grassysurge": "grassyterrain",
                      "mistysurge": "mistyterrain",
                      "psychicsurge": "psychicterrain",
                      "hadronengine": "electricterrain", "seedsower": "grassyterrain"}  # fmt: skip
-SPEED_WEATHER = {"swiftswim": ("raindance", "primordialsea"),
+SPEED_WEATHER: Final = {"swiftswim": ("raindance", "primordialsea"),
                  "chlorophyll": ("sunnyday", "desolateland"),
                  "sandrush": ("sandstorm",), "slushrush": ("snowscape", "hail")}  # fmt: skip
-RECOVERY_HALF = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
+RECOVERY_HALF: Final = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
                  "shoreup", "lunarblessing"}  # fmt: skip
-RECOVERY_WEATHER = {"synthesis", "morningsun", "moonlight"}
+RECOVERY_WEATHER: Final = {"synthesis", "morningsun", "moonlight"}
 # Moves whose power depends on the user's or the target's exact HP.
-HP_SCALED_MOVES = {"eruption", "waterspout", "dragonenergy", "reversal", "flail", "crushgrip",
-                   "wringout", "hardpress"}  # fmt: skip
+HP_SCALED_MOVES: Final = {"eruption", "waterspout", "dragonenergy", "reversal", "flail",
+                          "crushgrip", "wringout", "hardpress"}  # fmt: skip
 
 
-FOE_TARGETS = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
+FOE_TARGETS: Final = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
                          "adjacentFoe", "scripted"))  # fmt: skip
-SELF_TARGETS = frozenset(("self", "allySide", "allyTeam", "adjacentAllyOrSelf"))
+SELF_TARGETS: Final = frozenset(("self", "allySide", "allyTeam", "adjacentAllyOrSelf"))
 
 
 class MoveInfo:
@@ -128,6 +129,27 @@ class MoveInfo:
         self.side_condition = entry.get("sideCondition")
         self.terrain = entry.get("terrain")
         self.pseudo_weather = entry.get("pseudoWeather")
+
+
+# MoveInfo of every move looked up so far, per Dex object (static game data, shared by
+# the models built on that Dex; a model keeps its own table of the moves it was asked).
+_MOVE_INFO: Final[dict[int, tuple[Dex, dict[str, MoveInfo]]]] = {}
+
+
+def _shared_move_info(dex: Dex, move_id: str) -> MoveInfo | None:
+    found = _MOVE_INFO.get(id(dex))
+    if found is None or found[0] is not dex:
+        if len(_MOVE_INFO) >= 16:
+            _MOVE_INFO.clear()
+        found = _MOVE_INFO[id(dex)] = (dex, {})
+    table = found[1]
+    info = table.get(move_id)
+    if info is None:
+        entry = dex.moves.get(move_id)
+        if entry is None:
+            return None
+        info = table[move_id] = MoveInfo(move_id, entry)
+    return info
 
 
 def healthiest_replacement(state: BattleState, side: int) -> int | None:
@@ -199,12 +221,12 @@ class TransitionModel:
 
     def move_info(self, move_id: str) -> MoveInfo | None:
         """The move's :class:`MoveInfo` (None for a move Showdown's data does not list)."""
-        try:
-            return self._moves[move_id]
-        except KeyError:
-            entry = self.dex.moves.get(move_id)
-            info = self._moves[move_id] = MoveInfo(move_id, entry) if entry is not None else None
-            return info
+        # Lookups rather than try/except KeyError: a raised exception costs more than the
+        # lookup, most of all in the compiled build.
+        info = self._moves.get(move_id)
+        if info is None and move_id not in self._moves:
+            info = self._moves[move_id] = _shared_move_info(self.dex, move_id)
+        return info
 
     # ----------------------------------------------------------------- actions
     def legal_actions(self, state: BattleState, side: int) -> list[Action]:
@@ -647,9 +669,8 @@ class TransitionModel:
                 if plain is None:
                     plain = self._matchup_cache(s, side, False)
                 table = plain
-            try:
-                result = table[move_id]
-            except KeyError:
+            result = table.get(move_id)
+            if result is None and move_id not in table:
                 result = table[move_id] = self._calculate(s, side, move_id)
             results.append(result)
         return results
@@ -735,7 +756,9 @@ class TransitionModel:
         )  # fmt: skip
 
     def _combatant(self, mon: MonState) -> Any:
-        stats = mon.stats
+        stats, boosts = mon.stats, mon.boosts
+        boost_stages = {"atk": boosts[0], "def": boosts[1], "spa": boosts[2], "spd": boosts[3],
+                        "spe": boosts[4], "accuracy": boosts[5], "evasion": boosts[6]}  # fmt: skip
         return damage_calc.Combatant(
             species=mon.species,
             level=mon.level,
@@ -749,7 +772,7 @@ class TransitionModel:
                 "spe": stats[5],
             },
             hp=max(1, round(mon.hp)),
-            boosts={stat: mon.boosts[i] for stat, i in BOOST_INDEX.items()},
+            boosts=boost_stages,
             ability=mon.ability,
             item=mon.item,
             status=mon.status,
@@ -801,7 +824,7 @@ class TransitionModel:
         if info.mind_blown and user.ability != "magicguard":
             user.hp -= user.max_hp / 2
         if info.self_destruct:
-            user.hp = 0
+            user.hp = 0.0
         if (
             user.item == "lifeorb"
             and user.ability not in ("magicguard", "sheerforce")
