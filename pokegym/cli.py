@@ -272,7 +272,18 @@ def _bench(args: argparse.Namespace) -> int:
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
 BUILTIN_COMMANDS = frozenset(
-    {"battle", "compare", "play", "replay", "playtest", "moves", "llm", "bench", "showdown"}
+    {
+        "battle",
+        "compare",
+        "play",
+        "replay",
+        "playtest",
+        "moves",
+        "llm",
+        "bench",
+        "showdown",
+        "accel",
+    }
 )
 
 
@@ -331,6 +342,12 @@ def _llm(args: argparse.Namespace) -> int:
     from pokegym.llm.cli import main as llm_main
 
     return int(llm_main(args.rest))
+
+
+def _accel(args: argparse.Namespace) -> int:
+    from pokegym.world._accel import main as accel_main
+
+    return accel_main(args.rest)
 
 
 def _showdown(args: argparse.Namespace) -> int:
@@ -479,6 +496,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("what", choices=list(BENCHMARKS))
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (--quick)")
     bench.set_defaults(func=_bench)
+
+    accel = sub.add_parser("accel", help="the compiled world model: accel build|status|clean")
+    accel.add_argument("rest", nargs=argparse.REMAINDER, help="build, status or clean")
+    accel.set_defaults(func=_accel)
 
     showdown = sub.add_parser("showdown", help="manage the Pokémon Showdown install and server")
     showdown.add_argument("action", choices=["install", "start", "status"])
