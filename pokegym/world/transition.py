@@ -36,6 +36,7 @@ from typing import Any, Final
 import numpy as np
 
 from pokegym.world import damage as damage_calc
+from pokegym.world.damage import DamageResult
 from pokegym.world.data import Dex, to_id
 from pokegym.world.state import BattleState, MonState, SideState
 
@@ -214,7 +215,7 @@ class TransitionModel:
         self.mode = mode
         self.ko_rule = bool(ko_rule)
         self.replacement = replacement
-        self._damage_cache: dict[tuple[Any, ...], Any] = {}
+        self._damage_cache: dict[tuple[Any, ...], dict[str, DamageResult | None]] = {}
         self._combatants: dict[tuple[Any, ...], Any] = {}
         self._moves: dict[str, MoveInfo | None] = {}
         self._attacks: dict[int, list[Any]] = {}
@@ -566,7 +567,7 @@ class TransitionModel:
             result = self.damage(s, side, move_id)
             if result is None:
                 return outcome
-            broken = getattr(result, "broken_form", None) is not None
+            broken = result.broken_form is not None
             if self.mode == "expected":
                 dealt = min(max(target.hp, 0.0), result.expected * hit_chance)
                 hit = hit_chance >= 0.5 and (result.max > 0 or broken)
@@ -650,16 +651,16 @@ class TransitionModel:
             value *= 5 / 3
         return min(1.0, value)
 
-    def damage(self, s: BattleState, side: int, move_id: str) -> Any:
+    def damage(self, s: BattleState, side: int, move_id: str) -> DamageResult | None:
         """The damage calculator's result for ``side``'s active using ``move_id`` on the
         other active now (None when the calculator cannot value the move)."""
         return self.damages(s, side, (move_id,))[0]
 
-    def damages(self, s: BattleState, side: int, moves: Sequence[str]) -> list[Any]:
+    def damages(self, s: BattleState, side: int, moves: Sequence[str]) -> list[DamageResult | None]:
         """:meth:`damage` for each of ``moves``, the matchup's cache key built once."""
-        results: list[Any] = []
-        plain: dict[str, Any] | None = None
-        exact: dict[str, Any] | None = None
+        results: list[DamageResult | None] = []
+        plain: dict[str, DamageResult | None] | None = None
+        exact: dict[str, DamageResult | None] | None = None
         for move_id in moves:
             if move_id in HP_SCALED_MOVES:
                 if exact is None:
@@ -675,7 +676,7 @@ class TransitionModel:
             results.append(result)
         return results
 
-    def attacks(self, s: BattleState, side: int) -> list[tuple[str, Any, float]]:
+    def attacks(self, s: BattleState, side: int) -> list[tuple[str, DamageResult | None, float]]:
         """``(move, damage result, chance to hit)`` for each attacking move of ``side``'s
         active against the other active in ``s`` (status moves and moves the data lacks
         left out). Remembered for the last few states asked about, so an evaluator and a
@@ -704,15 +705,24 @@ class TransitionModel:
         memo[1 + side] = found
         return found
 
-    def _matchup_cache(self, s: BattleState, side: int, exact: bool) -> dict[str, Any]:
+    def _matchup_cache(
+        self, s: BattleState, side: int, exact: bool
+    ) -> dict[str, DamageResult | None]:
         """The cached results of every move tried in this matchup (the two actives, the
         field and the defender's screens as the damage calculator sees them)."""
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
+        # One flat tuple (one allocation, one hash): the two Pokémon as the calculator
+        # sees them, then the field.
         key = (
-            self._mon_key(user, exact), self._mon_key(target, exact), s.weather, s.terrain,
-            s.gravity > 0, target_team.reflect > 0, target_team.light_screen > 0,
-            target_team.aurora_veil > 0,
+            exact,
+            user.species, user.level, user.stats, user.boosts, user.item, user.ability,
+            user.status, user.tera_type, user.terastallized, self._hp_key(user, exact),
+            target.species, target.level, target.stats, target.boosts, target.item,
+            target.ability, target.status, target.tera_type, target.terastallized,
+            self._hp_key(target, exact),
+            s.weather, s.terrain, s.gravity > 0, target_team.reflect > 0,
+            target_team.light_screen > 0, target_team.aurora_veil > 0,
             self._paradox_boost(s, user), self._paradox_boost(s, target),
         )  # fmt: skip
         table = self._damage_cache.get(key)
@@ -722,7 +732,7 @@ class TransitionModel:
             table = self._damage_cache[key] = {}
         return table
 
-    def _calculate(self, s: BattleState, side: int, move_id: str) -> Any:
+    def _calculate(self, s: BattleState, side: int, move_id: str) -> DamageResult | None:
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
         field = damage_calc.Field(
@@ -745,15 +755,15 @@ class TransitionModel:
             return None
 
     @staticmethod
-    def _mon_key(mon: MonState, exact_hp: bool) -> tuple[Any, ...]:
+    def _hp_key(mon: MonState, exact_hp: bool) -> int:
         # HP changes damage only at thresholds (full HP: Multiscale; half: Brine; a third:
-        # Blaze and co.) except for the moves whose power scales with HP.
-        hp, top = mon.hp, mon.max_hp or 1
-        hp_key = int(hp * 16 / top) if exact_hp else (hp >= top, 2 * hp <= top, 3 * hp <= top)
-        return (
-            mon.species, mon.level, mon.stats, mon.boosts, mon.item, mon.ability, mon.status,
-            mon.tera_type, mon.terastallized, hp_key,
-        )  # fmt: skip
+        # Blaze and co.: one bit each) except for the moves whose power scales with HP
+        # (sixteenths of the max HP).
+        hp = mon.hp
+        top = mon.stats[0] or 1
+        if exact_hp:
+            return int(hp * 16 / top)
+        return (hp >= top) + 2 * (2 * hp <= top) + 4 * (3 * hp <= top)
 
     def _combatant(self, mon: MonState) -> Any:
         stats, boosts = mon.stats, mon.boosts
