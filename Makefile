@@ -9,7 +9,10 @@ TORCH_VERSION ?= 2.13.0
 
 .PHONY: setup run test test-fast bench lint clean
 
+# setup also compiles the world model (mypyc, about a minute of CPU) when its sources
+# changed; without a C compiler it says so and the Python modules are used.
 setup: $(STAMP)
+	@$(BIN)/pokegym accel build || echo "pokegym: the compiled world model was not built (see above); the Python modules will be used"
 
 $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

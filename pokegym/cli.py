@@ -399,6 +399,7 @@ BUILTIN_COMMANDS = frozenset(
         "bench",
         "showdown",
         "priors",
+        "accel",
     }
 )
 
@@ -479,6 +480,12 @@ def _priors(args: argparse.Namespace) -> int:
         return 2
     _print_priors(_build_priors(args.formats, args.teams, args.force))
     return 0
+
+
+def _accel(args: argparse.Namespace) -> int:
+    from pokegym.world._accel import main as accel_main
+
+    return accel_main(args.rest)
 
 
 def _showdown(args: argparse.Namespace) -> int:
@@ -648,6 +655,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("what", choices=list(BENCHMARKS))
     bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (--quick)")
     bench.set_defaults(func=_bench)
+
+    accel = sub.add_parser("accel", help="the compiled world model: accel build|status|clean")
+    accel.add_argument("rest", nargs=argparse.REMAINDER, help="build, status or clean")
+    accel.set_defaults(func=_accel)
 
     showdown = sub.add_parser("showdown", help="manage the Pokémon Showdown install and server")
     showdown.add_argument("action", choices=["install", "start", "status"])

@@ -23,6 +23,11 @@ from typing import Any
 
 import pytest
 
+# The suite runs on the Python world model (tests patch and subclass it) unless
+# POKEGYM_ACCEL is set: POKEGYM_ACCEL=1 runs it on the compiled build where one exists.
+# tests/test_accel.py compares the two builds itself.
+os.environ.setdefault("POKEGYM_ACCEL", "0")
+
 from pokegym.env import ShowdownEnv
 from pokegym.errors import NodeNotFoundError
 from pokegym.showdown import server as showdown_server

@@ -13,8 +13,11 @@ when the turn began:
 
 Two settings: ``true`` sets (both teams known: the opponent's side is built from
 Showdown's own sets of the battle) and ``priors`` (the opponent's sets hidden and
-determinized by the modal set of the priors). The last figure is transitions per
-second of ``TransitionModel.step`` in expected mode on the recorded states.
+determinized by the modal set of the priors). The last figures are transitions per
+second of ``TransitionModel.step`` in expected mode on the recorded states, and a digest
+of every state the model produces from them (equal digests: the same states). The first
+line says whether the compiled world model (``pokegym accel build``) or the Python
+modules ran.
 """
 
 from __future__ import annotations
@@ -279,7 +282,8 @@ def transition_digest(
     """A SHA-256 over every state the world model produces from the recorded samples:
     the played turn and a depth-2 ``width`` x ``width`` expansion in expected mode, and
     the played turn drawn in sample mode with a fixed seed per sample. Two
-    implementations of the model with the same digest give the same states."""
+    implementations of the model with the same digest give the same states (HP and
+    weight are hashed as floats: 300 and 300.0 are the same HP)."""
     digest = hashlib.sha256()
     for k, (state, a0, a1) in enumerate(samples):
         dex = dex_by_gen[state.gen]
@@ -302,9 +306,10 @@ def _state_bytes(state: BattleState) -> bytes:
                       side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
                       side.tailwind, side.tera_used))  # fmt: skip
         for m in side.mons:
-            parts.append((m.species, m.level, m.types, m.stats, round(m.hp, 6), m.moves, m.item,
-                          m.ability, m.status, m.status_turns, m.boosts, m.tera_type,
-                          m.terastallized, m.weight, m.choice_lock, m.protect_streak))  # fmt: skip
+            parts.append((m.species, m.level, m.types, m.stats, round(float(m.hp), 6), m.moves,
+                          m.item, m.ability, m.status, m.status_turns, m.boosts, m.tera_type,
+                          m.terastallized, float(m.weight), m.choice_lock,
+                          m.protect_streak))  # fmt: skip
     return repr(parts).encode()
 
 
@@ -346,10 +351,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a few minutes")
     parser.add_argument("--battles", type=int, help="battles per setting")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rate-seconds", type=float, default=3.0,
+                        help="CPU seconds for each transitions-per-second figure")  # fmt: skip
     args = parser.parse_args(argv)
     battles = args.battles or (12 if args.quick else 60)
     formats = ["gen9randombattle", "gen9ou"]
+    from pokegym.world import _accel
+
     print(f"pokegym bench worldmodel: {battles} battles per setting over {', '.join(formats)}")
+    print(_accel.describe())
     true_scores, samples = play_and_score(battles, formats, seed=args.seed)
     print(
         f"true sets:   {true_scores.turns} turns, median HP error {true_scores.hp_mae_median:.3f}, "
@@ -365,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         f"median HP error {prior_scores.hp_mae_median:.3f}, "
         f"faint accuracy {prior_scores.faint_accuracy:.3f}, skipped {prior_scores.skipped}"
     )
-    rate, independent = transitions_per_second(samples, {9: load_dex(9)})
+    rate, independent = transitions_per_second(samples, {9: load_dex(9)}, args.rate_seconds)
     digest = transition_digest(samples, {9: load_dex(9)})
     print(
         f"transitions per CPU second on one core: {rate:.0f} in depth-2 5x5 expansions, "

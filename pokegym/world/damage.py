@@ -59,29 +59,35 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pokegym.world.data import STATS, Dex, to_id
 from pokegym.world.sets import PokemonSet
 from pokegym.world.speed import action_speed, effective_speed
 
-BOOSTS = ("atk", "def", "spa", "spd", "spe", "accuracy", "evasion")
-_BOOST_NUM = (2, 3, 4, 5, 6, 7, 8)  # stage multipliers as n / 2
+BOOSTS: Final = ("atk", "def", "spa", "spd", "spe", "accuracy", "evasion")
+_BOOST_NUM: Final = (2, 3, 4, 5, 6, 7, 8)  # stage multipliers as n / 2
 
 # Hit counts of the 2-5 multi-hit moves (gen 5+): 35 % 2, 35 % 3, 15 % 4, 15 % 5.
-_TWO_TO_FIVE = ((2, 0.35), (3, 0.35), (4, 0.15), (5, 0.15))
-_TWO_TO_FIVE_LOADED = ((4, 0.5), (5, 0.5))
-_CRIT_CHANCE = (0.0, 1 / 24, 1 / 8, 1 / 2, 1.0)
+_TWO_TO_FIVE: Final = ((2, 0.35), (3, 0.35), (4, 0.15), (5, 0.15))
+_TWO_TO_FIVE_LOADED: Final = ((4, 0.5), (5, 0.5))
+_CRIT_CHANCE: Final = (0.0, 1 / 24, 1 / 8, 1 / 2, 1.0)
 
 # ---------------------------------------------------------------- effect tables
 # Showdown's subOrder of handler kinds (resolvePriority): conditions, side conditions,
 # field (weather), abilities, items; the move's own handlers and terrains come first.
-_SUB_MOVE, _SUB_VOLATILE, _SUB_SIDE, _SUB_WEATHER, _SUB_ABILITY, _SUB_ITEM = 0, 2, 4, 5, 7, 8
-_SUB_TERRAIN = 0
+_SUB_MOVE: Final = 0
+_SUB_VOLATILE: Final = 2
+_SUB_SIDE: Final = 4
+_SUB_WEATHER: Final = 5
+_SUB_ABILITY: Final = 7
+_SUB_ITEM: Final = 8
+_SUB_TERRAIN: Final = 0
 
 # Type-boosting held items (x4915/4096 on moves of that type).
-_TYPE_ITEMS = {
+_TYPE_ITEMS: Final = {
     "blackbelt": "Fighting", "blackglasses": "Dark", "charcoal": "Fire", "dragonfang": "Dragon",
     "fairyfeather": "Fairy", "hardstone": "Rock", "magnet": "Electric", "metalcoat": "Steel",
     "miracleseed": "Grass", "mysticwater": "Water", "nevermeltice": "Ice", "poisonbarb": "Poison",
@@ -94,17 +100,17 @@ _TYPE_ITEMS = {
     "rockincense": "Rock", "roseincense": "Grass", "seaincense": "Water", "waveincense": "Water",
 }  # fmt: skip
 # Legendary orbs: (species num, boosted types).
-_ORB_ITEMS = {
+_ORB_ITEMS: Final = {
     "adamantorb": (483, ("Steel", "Dragon")), "adamantcrystal": (483, ("Steel", "Dragon")),
     "lustrousorb": (484, ("Water", "Dragon")), "lustrousglobe": (484, ("Water", "Dragon")),
     "griseousorb": (487, ("Ghost", "Dragon")), "griseouscore": (487, ("Ghost", "Dragon")),
     "souldew": (380, ("Psychic", "Dragon")),
 }  # fmt: skip
-_MASKS = {
+_MASKS: Final = {
     "wellspringmask": "Ogerpon-Wellspring", "hearthflamemask": "Ogerpon-Hearthflame",
     "cornerstonemask": "Ogerpon-Cornerstone",
 }  # fmt: skip
-_RESIST_BERRIES = {
+_RESIST_BERRIES: Final = {
     "babiriberry": "Steel", "chartiberry": "Rock", "chilanberry": "Normal",
     "chopleberry": "Fighting", "cobaberry": "Flying", "colburberry": "Dark",
     "habanberry": "Dragon", "kasibberry": "Ghost",
@@ -113,43 +119,46 @@ _RESIST_BERRIES = {
     "wacanberry": "Electric", "yacheberry": "Ice",
 }  # fmt: skip
 # Items whose holder's species keeps them (Knock Off gets no boost): item -> species nums.
-_STUCK_ITEMS = {"rustedsword": (888,), "rustedshield": (889,), "griseouscore": (487,),
+_STUCK_ITEMS: Final = {"rustedsword": (888,), "rustedshield": (889,), "griseouscore": (487,),
                 "adamantcrystal": (483,), "lustrousglobe": (484,)}  # fmt: skip
 
 # Abilities that make a move of a type fail on the holder (TryHit), by type.
-_ABSORB = {
+_ABSORB: Final = {
     "waterabsorb": "Water", "stormdrain": "Water", "dryskin": "Water", "voltabsorb": "Electric",
     "lightningrod": "Electric", "motordrive": "Electric", "flashfire": "Fire",
     "wellbakedbody": "Fire", "sapsipper": "Grass", "eartheater": "Ground",
 }  # fmt: skip
-_ATE = {"aerilate": "Flying", "pixilate": "Fairy", "refrigerate": "Ice", "galvanize": "Electric"}
-_NO_ATE = frozenset(("judgment", "multiattack", "naturalgift", "revelationdance", "technoblast",
-                     "terrainpulse", "weatherball"))  # fmt: skip
-_NO_NORMALIZE = _NO_ATE | {"hiddenpower", "struggle"}
-_PINCH = {"blaze": "Fire", "overgrow": "Grass", "torrent": "Water", "swarm": "Bug"}
-_TYPE_ATK_ABILITIES = {  # (type, 4096-based multiplier) on Atk and SpA
+_ATE: Final = {"aerilate": "Flying", "pixilate": "Fairy", "refrigerate": "Ice",
+               "galvanize": "Electric"}  # fmt: skip
+_NO_ATE: Final = frozenset(("judgment", "multiattack", "naturalgift", "revelationdance",
+                            "technoblast", "terrainpulse", "weatherball"))  # fmt: skip
+_NO_NORMALIZE: Final = _NO_ATE | {"hiddenpower", "struggle"}
+_PINCH: Final = {"blaze": "Fire", "overgrow": "Grass", "torrent": "Water", "swarm": "Bug"}
+_TYPE_ATK_ABILITIES: Final = {  # (type, 4096-based multiplier) on Atk and SpA
     "steelworker": ("Steel", 6144), "dragonsmaw": ("Dragon", 6144), "rockypayload": ("Rock", 6144),
 }  # fmt: skip
-_MOLD_BREAKERS = frozenset(("moldbreaker", "teravolt", "turboblaze"))
-_ANTI_DYNAMAX = frozenset(("behemothblade", "behemothbash", "dynamaxcannon"))
-_WEIGHT_MOVES = frozenset(("lowkick", "grassknot", "heatcrash", "heavyslam"))
-_TERRAIN_TYPES = {"electricterrain": "Electric", "grassyterrain": "Grass",
+_MOLD_BREAKERS: Final = frozenset(("moldbreaker", "teravolt", "turboblaze"))
+_ANTI_DYNAMAX: Final = frozenset(("behemothblade", "behemothbash", "dynamaxcannon"))
+_WEIGHT_MOVES: Final = frozenset(("lowkick", "grassknot", "heatcrash", "heavyslam"))
+_TERRAIN_TYPES: Final = {"electricterrain": "Electric", "grassyterrain": "Grass",
                   "mistyterrain": "Fairy", "psychicterrain": "Psychic"}  # fmt: skip
-_SCREEN_BREAKERS = frozenset(("brickbreak", "psychicfangs", "ragingbull"))
+_SCREEN_BREAKERS: Final = frozenset(("brickbreak", "psychicfangs", "ragingbull"))
 # Forms that take the first hit and break: intact species -> broken species.
-_DISGUISE_FORMS = {"mimikyu": "mimikyubusted", "mimikyutotem": "mimikyubustedtotem"}
-_ICE_FACE_FORMS = {"eiscue": "eiscuenoice"}
+_DISGUISE_FORMS: Final = {"mimikyu": "mimikyubusted", "mimikyutotem": "mimikyubustedtotem"}
+_ICE_FACE_FORMS: Final = {"eiscue": "eiscuenoice"}
 # Charging moves that raise the user's Special Attack by 1 on their first turn.
-_CHARGE_SPA = frozenset(("meteorbeam", "electroshot"))
+_CHARGE_SPA: Final = frozenset(("meteorbeam", "electroshot"))
 # Moves that deal half the target's current HP.
-_HALVING_MOVES = frozenset(("superfang", "ruination", "naturesmadness"))
+_HALVING_MOVES: Final = frozenset(("superfang", "ruination", "naturesmadness"))
 # Defender effects that change a multi-hit move between its hits and are not modelled.
 # (Anger Shell, Kee Berry and Maranga Berry act only after the whole move.)
-_BETWEEN_HITS = frozenset(("seedsower", "sandspit", "mummy", "lingeringaroma", "wanderingspirit"))
+_BETWEEN_HITS: Final = frozenset(
+    ("seedsower", "sandspit", "mummy", "lingeringaroma", "wanderingspirit")
+)
 
 # Effects (abilities and items) whose damage-relevant callbacks this module implements,
 # and ones whose callbacks do not change the damage of a hit.
-_HANDLED_ABILITIES = frozenset((
+_HANDLED_ABILITIES: Final = frozenset((
     "adaptability", "aerilate", "pixilate", "refrigerate", "galvanize", "normalize",
     "liquidvoice", "analytic", "blaze", "overgrow", "torrent", "swarm", "bulletproof",
     "darkaura", "fairyaura", "aurabreak", "defeatist", "dragonsmaw", "dryskin", "eartheater",
@@ -169,13 +178,13 @@ _HANDLED_ABILITIES = frozenset((
     "queenlymajesty", "armortail", "goodasgold", "flowergift", "unseenfist", "protean",
     "libero", "terashell", "stancechange",
 ))  # fmt: skip
-_INERT_ABILITIES = frozenset((
+_INERT_ABILITIES: Final = frozenset((
     "battlebond", "berserk", "angershell", "gluttony", "illuminate", "keeneye", "magicbounce",
     "magicguard", "myceliummight", "noguard", "oblivious", "poisonheal", "propellertail",
     "rockhead", "serenegrace", "stalwart", "stench", "stickyhold", "telepathy", "unburden",
     "battery", "powerspot", "friendguard", "plus", "minus",
 ))  # fmt: skip
-_HANDLED_ITEMS = frozenset((
+_HANDLED_ITEMS: Final = frozenset((
     *_TYPE_ITEMS, *_ORB_ITEMS, *_MASKS, *_RESIST_BERRIES, "choiceband", "choicespecs",
     "choicescarf", "lifeorb", "expertbelt", "assaultvest", "eviolite", "muscleband",
     "wiseglasses", "lightball", "thickclub", "punchingglove", "loadeddice", "scopelens",
@@ -183,8 +192,8 @@ _HANDLED_ITEMS = frozenset((
     "focusband", "deepseatooth", "deepseascale", "metalpowder", "safetygoggles",
     "heavydutyboots", "pinkbow", "polkadotbow",
 ))  # fmt: skip
-_INERT_ITEMS = frozenset(("kingsrock", "razorfang"))
-_RELEVANT_CALLBACKS = frozenset((
+_INERT_ITEMS: Final = frozenset(("kingsrock", "razorfang"))
+_RELEVANT_CALLBACKS: Final = frozenset((
     "onBasePower", "onAnyBasePower", "onAllyBasePower", "onFoeBasePower", "onSourceBasePower",
     "onModifyAtk", "onModifySpA", "onModifyDef", "onModifySpD", "onSourceModifyAtk",
     "onSourceModifySpA", "onAnyModifyAtk", "onAnyModifySpA", "onAnyModifyDef", "onAnyModifySpD",
@@ -196,7 +205,7 @@ _RELEVANT_CALLBACKS = frozenset((
 ))  # fmt: skip
 
 # Moves whose callbacks are implemented here (or do not change damage).
-_HANDLED_MOVES = frozenset((
+_HANDLED_MOVES: Final = frozenset((
     "acrobatics", "electroball", "eruption", "waterspout", "dragonenergy", "gyroball",
     "heatcrash", "heavyslam", "lowkick", "grassknot", "hex", "infernalparade", "storedpower",
     "powertrip", "terablast", "tripleaxel", "triplekick", "ragefist", "lastrespects", "flail",
@@ -219,7 +228,7 @@ _HANDLED_MOVES = frozenset((
     "counter", "mirrorcoat", "metalburst", "comeuppance", "dreameater", "naturesmadness",
     "round",
 ))  # fmt: skip
-_MOVE_CALLBACKS = frozenset((
+_MOVE_CALLBACKS: Final = frozenset((
     "basePowerCallback", "damageCallback", "onBasePower", "onModifyType", "onModifyMove",
     "onEffectiveness", "onTryHit", "onTry", "onTryMove", "onPrepareHit", "onHit", "onAfterHit",
     "onModifyPriority", "onTryImmunity", "onModifyTarget",
@@ -227,7 +236,10 @@ _MOVE_CALLBACKS = frozenset((
 
 
 # ------------------------------------------------------------------ data types
-@dataclass
+# Combatant, Side and Field write their own ``__init__`` (``init=False``): the compiled
+# build (pokegym.world._accel) then constructs them natively instead of through the
+# interpreted one that ``dataclass`` generates.
+@dataclass(init=False)
 class Combatant:
     """One Pokémon as the calculator sees it.
 
@@ -281,6 +293,64 @@ class Combatant:
     protean_used: bool = False
     broken_form_stats: dict[str, int] | None = None
 
+    def __init__(
+        self,
+        species: str,
+        level: int,
+        types: tuple[str, ...],
+        stats: dict[str, int],
+        hp: int | None = None,
+        boosts: dict[str, int] | None = None,
+        ability: str = "",
+        item: str = "",
+        status: str = "",
+        tera_type: str = "",
+        terastallized: bool = False,
+        weight: float | None = None,
+        gender: str = "",
+        original_types: tuple[str, ...] | None = None,
+        paradox_stat: str = "",
+        volatiles: frozenset[str] = frozenset(),
+        ability_suppressed: bool = False,
+        just_switched_in: bool = False,
+        times_attacked: int = 0,
+        fainted_allies: int = 0,
+        stellar_boosted: tuple[str, ...] = (),
+        last_move_failed: bool = False,
+        hurt_by_target: bool = False,
+        stats_lowered_this_turn: bool = False,
+        damage_taken_this_turn: tuple[tuple[int, str], ...] = (),
+        protean_used: bool = False,
+        broken_form_stats: dict[str, int] | None = None,
+    ) -> None:
+        self.species = species
+        self.level = level
+        self.types = types
+        self.stats = stats
+        self.hp = hp
+        self.boosts = {} if boosts is None else boosts
+        self.ability = ability
+        self.item = item
+        self.status = status
+        self.tera_type = tera_type
+        self.terastallized = terastallized
+        self.weight = weight
+        self.gender = gender
+        self.original_types = original_types
+        self.paradox_stat = paradox_stat
+        self.volatiles = volatiles
+        self.ability_suppressed = ability_suppressed
+        self.just_switched_in = just_switched_in
+        self.times_attacked = times_attacked
+        self.fainted_allies = fainted_allies
+        self.stellar_boosted = stellar_boosted
+        self.last_move_failed = last_move_failed
+        self.hurt_by_target = hurt_by_target
+        self.stats_lowered_this_turn = stats_lowered_this_turn
+        self.damage_taken_this_turn = damage_taken_this_turn
+        self.protean_used = protean_used
+        self.broken_form_stats = broken_form_stats
+
     @classmethod
     def from_set(cls, dex: Dex, pokemon_set: PokemonSet, **state: Any) -> Combatant:
         """A Combatant for ``pokemon_set`` (stats computed); ``state`` overrides fields.
@@ -331,7 +401,7 @@ class Combatant:
         )  # fmt: skip
 
 
-@dataclass
+@dataclass(init=False)
 class Side:
     """Side conditions that change damage (on the side of the Pokémon they protect)."""
 
@@ -340,11 +410,23 @@ class Side:
     aurora_veil: bool = False
     tailwind: bool = False  # speed only (the order of effects)
 
+    def __init__(
+        self,
+        reflect: bool = False,
+        light_screen: bool = False,
+        aurora_veil: bool = False,
+        tailwind: bool = False,
+    ) -> None:
+        self.reflect = reflect
+        self.light_screen = light_screen
+        self.aurora_veil = aurora_veil
+        self.tailwind = tailwind
+
     def _key(self) -> tuple[bool, ...]:
         return (self.reflect, self.light_screen, self.aurora_veil, self.tailwind)
 
 
-@dataclass
+@dataclass(init=False)
 class Field:
     """Field state: weather and terrain ids as Showdown spells them ("sunnyday",
     "raindance", "sandstorm", "snowscape", "hail", "desolateland", "primordialsea",
@@ -359,6 +441,26 @@ class Field:
     magic_room: bool = False
     wonder_room: bool = False
 
+    def __init__(
+        self,
+        weather: str = "",
+        terrain: str = "",
+        gravity: bool = False,
+        attacker_side: Side | None = None,
+        defender_side: Side | None = None,
+        trick_room: bool = False,
+        magic_room: bool = False,
+        wonder_room: bool = False,
+    ) -> None:
+        self.weather = weather
+        self.terrain = terrain
+        self.gravity = gravity
+        self.attacker_side = Side() if attacker_side is None else attacker_side
+        self.defender_side = Side() if defender_side is None else defender_side
+        self.trick_room = trick_room
+        self.magic_room = magic_room
+        self.wonder_room = wonder_room
+
     def _key(self) -> tuple[Any, ...]:
         return (
             self.weather, self.terrain, self.gravity, self.attacker_side._key(),
@@ -366,7 +468,7 @@ class Field:
         )  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DamageResult:
     """Damage of one use of a move.
 
@@ -417,6 +519,70 @@ class DamageResult:
     form_break_hp: int = 0
     broken_form: DamageResult | None = None
 
+    def __init__(
+        self,
+        rolls: tuple[int, ...],
+        crit_rolls: tuple[int, ...],
+        hits: tuple[int, float],
+        min: int,
+        max: int,
+        expected: float,
+        effectiveness: float,
+        approximate: bool,
+        crit_chance: float = 0.0,
+        hit_distribution: tuple[tuple[int, float], ...] = ((1, 1.0),),
+        hit_rolls: tuple[tuple[int, ...], ...] = (),
+        hit_crit_rolls: tuple[tuple[int, ...], ...] = (),
+        move_type: str = "",
+        category: str = "",
+        notes: tuple[str, ...] = (),
+        blocks_ohko_at: int = 0,
+        form_break_hp: int = 0,
+        broken_form: DamageResult | None = None,
+    ) -> None:
+        if _COMPILED:
+            # The compiled build stores the fields natively (the frozen __setattr__ that
+            # dataclass adds guards them from everything outside this __init__).
+            self.rolls = rolls  # type: ignore[misc]
+            self.crit_rolls = crit_rolls  # type: ignore[misc]
+            self.hits = hits  # type: ignore[misc]
+            self.min = min  # type: ignore[misc]
+            self.max = max  # type: ignore[misc]
+            self.expected = expected  # type: ignore[misc]
+            self.effectiveness = effectiveness  # type: ignore[misc]
+            self.approximate = approximate  # type: ignore[misc]
+            self.crit_chance = crit_chance  # type: ignore[misc]
+            self.hit_distribution = hit_distribution  # type: ignore[misc]
+            self.hit_rolls = hit_rolls  # type: ignore[misc]
+            self.hit_crit_rolls = hit_crit_rolls  # type: ignore[misc]
+            self.move_type = move_type  # type: ignore[misc]
+            self.category = category  # type: ignore[misc]
+            self.notes = notes  # type: ignore[misc]
+            self.blocks_ohko_at = blocks_ohko_at  # type: ignore[misc]
+            self.form_break_hp = form_break_hp  # type: ignore[misc]
+            self.broken_form = broken_form  # type: ignore[misc]
+            return
+        # Interpreted: through object.__setattr__, as dataclass's own frozen __init__ does.
+        set_field = object.__setattr__
+        set_field(self, "rolls", rolls)
+        set_field(self, "crit_rolls", crit_rolls)
+        set_field(self, "hits", hits)
+        set_field(self, "min", min)
+        set_field(self, "max", max)
+        set_field(self, "expected", expected)
+        set_field(self, "effectiveness", effectiveness)
+        set_field(self, "approximate", approximate)
+        set_field(self, "crit_chance", crit_chance)
+        set_field(self, "hit_distribution", hit_distribution)
+        set_field(self, "hit_rolls", hit_rolls)
+        set_field(self, "hit_crit_rolls", hit_crit_rolls)
+        set_field(self, "move_type", move_type)
+        set_field(self, "category", category)
+        set_field(self, "notes", notes)
+        set_field(self, "blocks_ohko_at", blocks_ohko_at)
+        set_field(self, "form_break_hp", form_break_hp)
+        set_field(self, "broken_form", broken_form)
+
     @property
     def immune(self) -> bool:
         return self.effectiveness == 0.0 and self.max == 0
@@ -462,6 +628,14 @@ class DamageResult:
 
 
 # ------------------------------------------------------------------ arithmetic
+def _is_compiled() -> bool:
+    """Whether this module runs as the compiled build (pokegym.world._accel)."""
+    return not isinstance(_is_compiled, types.FunctionType)
+
+
+_COMPILED: Final = _is_compiled()
+
+
 def _modify(value: int, mod: int) -> int:
     """Showdown's ``modify(value, mod / 4096)``: round half down."""
     return (value * mod + 2047) >> 12
@@ -482,7 +656,7 @@ def _boosted(stat: int, stage: int) -> int:
     return stat * 2 // _BOOST_NUM[-stage]
 
 
-def _run_event(value: int, handlers: list[tuple[Any, ...]]) -> int:
+def _run_event(value: int, handlers: list[_Handler]) -> int:
     """Apply an event's handlers in Showdown's order and return the modified value.
 
     A handler is ``(-priority, -speed, sub_order, seq, kind, arg)``: kind "c" chains
@@ -503,6 +677,18 @@ def _run_event(value: int, handlers: list[tuple[Any, ...]]) -> int:
         elif (value * mod + 2047) >> 12 <= 60:  # Technician
             mod = (mod * 6144 + 2048) >> 12
     return (value * mod + 2047) >> 12
+
+
+# An event handler: (-priority, -holder speed, sub-order, sequence, kind, argument).
+_Handler = tuple[int, int, int, int, str, int]
+
+
+def _add(
+    handlers: list[_Handler], priority: int, speed: int, sub: int, kind: str, arg: int
+) -> None:
+    """Add a handler to an event (``speed``: already negated); the sequence number keeps
+    handlers that tie in Showdown's order in the order they were added."""
+    handlers.append((-priority, speed, sub, len(handlers) + 1, kind, arg))
 
 
 # ------------------------------------------------------------------ move data
@@ -535,7 +721,7 @@ class _MoveData:
     unsupported: bool
 
 
-_MOVE_CACHE: dict[tuple[int, str], _MoveData] = {}
+_MOVE_CACHE: Final[dict[tuple[int, str], _MoveData]] = {}
 
 
 def _move_data(dex: Dex, move_id: str) -> _MoveData:
@@ -584,7 +770,7 @@ def _move_data(dex: Dex, move_id: str) -> _MoveData:
     return data
 
 
-_MAX_CACHE: dict[tuple[int, str], _MoveData] = {}
+_MAX_CACHE: Final[dict[tuple[int, str], _MoveData]] = {}
 
 
 def max_move_of(dex: Dex, move_type: str) -> str:
@@ -617,14 +803,14 @@ def _max_move_data(dex: Dex, base: _MoveData) -> _MoveData:
     return data
 
 
-_EFFECT_CACHE: dict[tuple[int, str, str, str], bool] = {}
+_EFFECT_CACHE: Final[dict[tuple[int, str, str, str], bool]] = {}
 # Callbacks that only act when the holder attacks / only when it is hit.
-_ATTACKER_ONLY = frozenset((
+_ATTACKER_ONLY: Final = frozenset((
     "onBasePower", "onModifyAtk", "onModifySpA", "onModifyDamage", "onModifyType",
     "onModifyMove", "onModifySTAB", "onModifyCritRatio", "onPrepareHit", "onAllyBasePower",
     "onAllyModifyAtk",
 ))  # fmt: skip
-_DEFENDER_ONLY = frozenset((
+_DEFENDER_ONLY: Final = frozenset((
     "onSourceBasePower", "onSourceModifyAtk", "onSourceModifySpA", "onModifyDef", "onModifySpD",
     "onSourceModifyDamage", "onTryHit", "onCriticalHit", "onEffectiveness", "onFoeTryMove",
     "onAllyModifySpD", "onFoeBasePower", "onSourceModifySecondaries",
@@ -722,9 +908,51 @@ class _Ctx:
         "spa_charge",
         "target_moved",
         "terrain",
-        "type_mod",
         "weather",
     )  # fmt: skip
+    # The types of the slots (read by type checkers and by the compiled build).
+    ate_boost: bool
+    atk: Combatant
+    atk_ability: str
+    atk_grounded: bool
+    atk_hp: int
+    atk_item: str
+    atk_max_hp: int
+    atk_paradox: str
+    atk_pre_types: tuple[str, ...]
+    atk_species: dict[str, Any]
+    atk_speed: int
+    atk_types: tuple[str, ...]
+    atk_weather: str
+    aura_break: bool
+    bp_base: int
+    category: str
+    def_ability: str
+    def_boost: int | None
+    def_grounded: bool
+    def_hp: int
+    def_item: str
+    def_max_hp: int
+    def_paradox: str
+    def_species: dict[str, Any]
+    def_speed: int
+    def_types: tuple[str, ...]
+    def_weather: str
+    dex: Dex
+    dfn: Combatant
+    flags: frozenset[str]
+    fld: Field
+    gen: int
+    ignore_immunity: Any  # False, True or a frozenset of types
+    infiltrates: bool
+    move: _MoveData
+    mtype: str
+    notes: list[str]
+    sheer_force: bool
+    spa_charge: int
+    target_moved: bool | None
+    terrain: str
+    weather: str
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -1279,7 +1507,8 @@ def _base_power(ctx: _Ctx, hit: int, first_hit: bool) -> int:
         own_speed = _speed_stat(ctx, atk, ctx.atk_ability, ctx.atk_item, ctx.atk_paradox, True)
         bp = min(150, 25 * target_speed // own_speed + 1) if own_speed else 1
     elif mid in ("eruption", "waterspout", "dragonenergy"):
-        bp = bp * ctx.atk_hp / ctx.atk_max_hp
+        scaled = bp * ctx.atk_hp / ctx.atk_max_hp
+        bp = max(1, math.floor(scaled)) if scaled else 0
     elif mid in ("heavyslam", "heatcrash"):
         own = _weight_hg(atk, ctx.atk_ability, ctx.atk_item, dex)
         target = _weight_hg(dfn, ctx.def_ability, ctx.def_item, dex)
@@ -1351,48 +1580,42 @@ def _base_power(ctx: _Ctx, hit: int, first_hit: bool) -> int:
     bp = max(1, math.floor(bp))
 
     # BasePower event
-    handlers: list[tuple[Any, ...]] = []
+    handlers: list[_Handler] = []
     aspe, dspe = -ctx.atk_speed, -ctx.def_speed
     mtype, category, flags = ctx.mtype, ctx.category, ctx.flags
-    seq = 0
-
-    def add(priority: int, speed: int, sub: int, kind: str, arg: int) -> None:
-        nonlocal seq
-        seq += 1
-        handlers.append((-priority, speed, sub, seq, kind, arg))
 
     # the move's own onBasePower
     if mid == "facade":
         if atk.status and atk.status != "slp":
-            add(0, aspe, _SUB_MOVE, "c", 8192)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 8192)
     elif mid == "knockoff":
         if _item_removable(dfn.item, dfn, ctx.dex):
-            add(0, aspe, _SUB_MOVE, "c", 6144)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 6144)
     elif mid == "brine":
         if ctx.def_hp * 2 <= ctx.def_max_hp:
-            add(0, aspe, _SUB_MOVE, "c", 8192)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 8192)
     elif mid in ("venoshock", "barbbarrage"):
         if dfn.status in ("psn", "tox"):
-            add(0, aspe, _SUB_MOVE, "c", 8192)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 8192)
     elif mid in ("collisioncourse", "electrodrift"):
         if _type_mod_full(ctx) > 0:
-            add(0, aspe, _SUB_MOVE, "c", 5461)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 5461)
     elif mid in ("expandingforce", "mistyexplosion"):
         terrain = "psychicterrain" if mid == "expandingforce" else "mistyterrain"
         if ctx.terrain == terrain and ctx.atk_grounded:
-            add(0, aspe, _SUB_MOVE, "c", 6144)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 6144)
     elif mid == "psyblade":
         if ctx.terrain == "electricterrain":
-            add(0, aspe, _SUB_MOVE, "c", 6144)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 6144)
     elif mid in ("solarbeam", "solarblade"):
         if ctx.atk_weather in ("raindance", "primordialsea", "sandstorm", "hail", "snowscape"):
-            add(0, aspe, _SUB_MOVE, "c", 2048)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 2048)
     elif mid == "gravapple":
         if ctx.fld.gravity:
-            add(0, aspe, _SUB_MOVE, "c", 6144)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 6144)
     elif mid == "lashout":
         if atk.stats_lowered_this_turn:
-            add(0, aspe, _SUB_MOVE, "c", 8192)
+            _add(handlers, 0, aspe, _SUB_MOVE, "c", 8192)
     elif mid in ("retaliate", "ficklebeam"):
         ctx.note(f"move {mid}")
 
@@ -1400,113 +1623,115 @@ def _base_power(ctx: _Ctx, hit: int, first_hit: bool) -> int:
     ability = ctx.atk_ability
     if ability:
         if ability == "technician":
-            add(30, aspe, _SUB_ABILITY, "t", 0)
+            _add(handlers, 30, aspe, _SUB_ABILITY, "t", 0)
         elif ability == "rivalry":
             if atk.gender and dfn.gender:
-                add(24, aspe, _SUB_ABILITY, "c", 5120 if atk.gender == dfn.gender else 3072)
+                same = atk.gender == dfn.gender
+                _add(handlers, 24, aspe, _SUB_ABILITY, "c", 5120 if same else 3072)
         elif ability == "ironfist":
             if "punch" in flags:
-                add(23, aspe, _SUB_ABILITY, "c", 4915)
+                _add(handlers, 23, aspe, _SUB_ABILITY, "c", 4915)
         elif ability == "reckless":
             if ctx.move.recoil:
-                add(23, aspe, _SUB_ABILITY, "c", 4915)
+                _add(handlers, 23, aspe, _SUB_ABILITY, "c", 4915)
         elif ability in _ATE or ability == "normalize":
             if ctx.ate_boost:
-                add(23, aspe, _SUB_ABILITY, "c", 4915)
+                _add(handlers, 23, aspe, _SUB_ABILITY, "c", 4915)
         elif ability == "sheerforce":
             if ctx.sheer_force or ctx.move.sheer_force_boost:
-                add(21, aspe, _SUB_ABILITY, "c", 5325)
+                _add(handlers, 21, aspe, _SUB_ABILITY, "c", 5325)
         elif ability == "toughclaws":
             if "contact" in flags:
-                add(21, aspe, _SUB_ABILITY, "c", 5325)
+                _add(handlers, 21, aspe, _SUB_ABILITY, "c", 5325)
         elif ability == "sandforce":
             if ctx.weather == "sandstorm" and mtype in ("Rock", "Ground", "Steel"):
-                add(21, aspe, _SUB_ABILITY, "c", 5325)
+                _add(handlers, 21, aspe, _SUB_ABILITY, "c", 5325)
         elif ability == "analytic":
             if ctx.target_moved is None:
                 ctx.note("move order")
             elif ctx.target_moved:
-                add(21, aspe, _SUB_ABILITY, "c", 5325)
+                _add(handlers, 21, aspe, _SUB_ABILITY, "c", 5325)
         elif ability == "supremeoverlord":
             fallen = min(5, atk.fainted_allies)
             if fallen:
-                add(21, aspe, _SUB_ABILITY, "c", (4096, 4506, 4915, 5325, 5734, 6144)[fallen])
+                mod = (4096, 4506, 4915, 5325, 5734, 6144)[fallen]
+                _add(handlers, 21, aspe, _SUB_ABILITY, "c", mod)
         elif ability == "strongjaw":
             if "bite" in flags:
-                add(19, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 19, aspe, _SUB_ABILITY, "c", 6144)
         elif ability == "megalauncher":
             if "pulse" in flags:
-                add(19, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 19, aspe, _SUB_ABILITY, "c", 6144)
         elif ability == "sharpness":
             if "slicing" in flags:
-                add(19, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 19, aspe, _SUB_ABILITY, "c", 6144)
         elif ability == "flareboost":
             if atk.status == "brn" and category == "Special":
-                add(19, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 19, aspe, _SUB_ABILITY, "c", 6144)
         elif ability == "toxicboost":
             if atk.status in ("psn", "tox") and category == "Physical":
-                add(19, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 19, aspe, _SUB_ABILITY, "c", 6144)
         elif ability == "punkrock":
             if "sound" in flags:
-                add(7, aspe, _SUB_ABILITY, "c", 5325)
+                _add(handlers, 7, aspe, _SUB_ABILITY, "c", 5325)
         elif ability == "steelyspirit":  # an ally effect that includes the holder itself
             if mtype == "Steel":
-                add(22, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 22, aspe, _SUB_ABILITY, "c", 6144)
     # auras (any Pokémon's)
     for aura, kind, speed in (
         (ctx.atk_ability, "darkaura", aspe), (ctx.atk_ability, "fairyaura", aspe),
         (ctx.def_ability, "darkaura", dspe), (ctx.def_ability, "fairyaura", dspe),
     ):  # fmt: skip
         if aura == kind and mtype == ("Dark" if kind == "darkaura" else "Fairy"):
-            add(20, speed, _SUB_ABILITY, "c", 3072 if ctx.aura_break else 5448)
+            _add(handlers, 20, speed, _SUB_ABILITY, "c", 3072 if ctx.aura_break else 5448)
             break
     # attacker's volatiles
     if "charge" in atk.volatiles and mtype == "Electric":
-        add(9, aspe, _SUB_VOLATILE, "c", 8192)
+        _add(handlers, 9, aspe, _SUB_VOLATILE, "c", 8192)
     # attacker's item
     item = ctx.atk_item
     if item:
         boosted = _TYPE_ITEMS.get(item)
         if boosted is not None:
             if boosted == mtype:
-                add(15, aspe, _SUB_ITEM, "c", 4915)
+                _add(handlers, 15, aspe, _SUB_ITEM, "c", 4915)
         elif item in ("muscleband", "wiseglasses"):
             if category == ("Physical" if item == "muscleband" else "Special"):
-                add(16, aspe, _SUB_ITEM, "c", 4505)
+                _add(handlers, 16, aspe, _SUB_ITEM, "c", 4505)
         elif item == "punchingglove":
             if "punch" in ctx.move.flags:
-                add(23, aspe, _SUB_ITEM, "c", 4506)
+                _add(handlers, 23, aspe, _SUB_ITEM, "c", 4506)
         elif item in _ORB_ITEMS:
             num, types = _ORB_ITEMS[item]
             species_num = ctx.atk_species.get("num")
             if (species_num == num or (num == 380 and species_num == 381)) and mtype in types:
-                add(15, aspe, _SUB_ITEM, "c", 4915)
+                _add(handlers, 15, aspe, _SUB_ITEM, "c", 4915)
         elif item in _MASKS:
             if ctx.atk_species.get("name", "").startswith(_MASKS[item]):
-                add(15, aspe, _SUB_ITEM, "c", 4915)
+                _add(handlers, 15, aspe, _SUB_ITEM, "c", 4915)
         # Pink Bow and Polka Dot Bow have no effect in these generations.
     # defender's ability (onSourceBasePower)
     if ctx.def_ability == "dryskin" and mtype == "Fire":
-        add(17, dspe, _SUB_ABILITY, "c", 5120)
+        _add(handlers, 17, dspe, _SUB_ABILITY, "c", 5120)
     elif ctx.def_ability == "heatproof" and mtype == "Fire" and ctx.gen <= 8:
-        add(18, dspe, _SUB_ABILITY, "c", 2048)
+        _add(handlers, 18, dspe, _SUB_ABILITY, "c", 2048)
     # terrain
     terrain = ctx.terrain
     if terrain:
         if terrain == "electricterrain":
             if mtype == "Electric" and ctx.atk_grounded:
-                add(6, 0, _SUB_TERRAIN, "c", 5325)
+                _add(handlers, 6, 0, _SUB_TERRAIN, "c", 5325)
         elif terrain == "grassyterrain":
             if mid in ("earthquake", "bulldoze", "magnitude") and ctx.def_grounded:
-                add(6, 0, _SUB_TERRAIN, "c", 2048)
+                _add(handlers, 6, 0, _SUB_TERRAIN, "c", 2048)
             elif mtype == "Grass" and ctx.atk_grounded:
-                add(6, 0, _SUB_TERRAIN, "c", 5325)
+                _add(handlers, 6, 0, _SUB_TERRAIN, "c", 5325)
         elif terrain == "psychicterrain":
             if mtype == "Psychic" and ctx.atk_grounded:
-                add(6, 0, _SUB_TERRAIN, "c", 5325)
+                _add(handlers, 6, 0, _SUB_TERRAIN, "c", 5325)
         elif terrain == "mistyterrain":
             if mtype == "Dragon" and ctx.def_grounded:
-                add(6, 0, _SUB_TERRAIN, "c", 2048)
+                _add(handlers, 6, 0, _SUB_TERRAIN, "c", 2048)
     bp = _run_event(bp, handlers)
     if not bp:
         return 0
@@ -1529,10 +1754,10 @@ def _base_power(ctx: _Ctx, hit: int, first_hit: bool) -> int:
 
 
 # Moves that return the damage taken this turn: the category they answer ("" any), x2 or x1.5.
-_RETURN_MOVES = {"counter": "Physical", "mirrorcoat": "Special", "metalburst": "",
+_RETURN_MOVES: Final = {"counter": "Physical", "mirrorcoat": "Special", "metalburst": "",
                  "comeuppance": ""}  # fmt: skip
 
-_BP_CALLBACK_MOVES = frozenset((
+_BP_CALLBACK_MOVES: Final = frozenset((
     "acrobatics", "electroball", "eruption", "waterspout", "dragonenergy", "gyroball",
     "heatcrash", "heavyslam", "lowkick", "grassknot", "hex", "infernalparade", "storedpower",
     "powertrip", "terablast", "tripleaxel", "triplekick", "ragefist", "lastrespects", "flail",
@@ -1564,100 +1789,94 @@ def _attack_stat(ctx: _Ctx, crit: bool) -> int:
     attack = _boosted(stat_value, boost)
 
     # ModifyAtk / ModifySpA on the attacker (Atk if the move is physical)
-    handlers: list[tuple[Any, ...]] = []
+    handlers: list[_Handler] = []
     aspe, dspe = -ctx.atk_speed, -ctx.def_speed
     mtype = ctx.mtype
-    seq = 0
-
-    def add(priority: int, speed: int, sub: int, kind: str, arg: int) -> None:
-        nonlocal seq
-        seq += 1
-        handlers.append((-priority, speed, sub, seq, kind, arg))
 
     ability = ctx.atk_ability
     stat = "atk" if physical else "spa"
     if ability:
         if physical and ability in ("hugepower", "purepower"):
-            add(5, aspe, _SUB_ABILITY, "c", 8192)
+            _add(handlers, 5, aspe, _SUB_ABILITY, "c", 8192)
         elif physical and ability == "guts":
             if atk.status:
-                add(5, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 6144)
         elif physical and ability == "hustle":
-            add(5, aspe, _SUB_ABILITY, "m", 6144)
+            _add(handlers, 5, aspe, _SUB_ABILITY, "m", 6144)
         elif physical and ability == "orichalcumpulse":
             if ctx.atk_weather in ("sunnyday", "desolateland"):
-                add(5, aspe, _SUB_ABILITY, "c", 5461)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 5461)
         elif not physical and ability == "hadronengine":
             if ctx.terrain == "electricterrain":
-                add(5, aspe, _SUB_ABILITY, "c", 5461)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 5461)
         elif physical and ability == "gorillatactics":
             if "dynamax" not in atk.volatiles:
-                add(1, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 1, aspe, _SUB_ABILITY, "c", 6144)
         elif not physical and ability == "solarpower":
             if ctx.atk_weather in ("sunnyday", "desolateland"):
-                add(5, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 6144)
         elif ability == "defeatist":
             if ctx.atk_hp <= ctx.atk_max_hp / 2:
-                add(5, aspe, _SUB_ABILITY, "c", 2048)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 2048)
         elif ability in _PINCH:
             if mtype == _PINCH[ability] and ctx.atk_hp <= ctx.atk_max_hp / 3:
-                add(5, aspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 6144)
         elif ability == "stakeout":
             if dfn.just_switched_in:
-                add(5, aspe, _SUB_ABILITY, "c", 8192)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 8192)
         elif ability in _TYPE_ATK_ABILITIES:
             kind, mult = _TYPE_ATK_ABILITIES[ability]
             if mtype == kind:
-                add(5, aspe, _SUB_ABILITY, "c", mult)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", mult)
         elif ability == "transistor":
             if mtype == "Electric":
-                add(5, aspe, _SUB_ABILITY, "c", 5325 if ctx.gen >= 9 else 6144)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 5325 if ctx.gen >= 9 else 6144)
         elif ability == "waterbubble":
             if mtype == "Water":
-                add(0, aspe, _SUB_ABILITY, "c", 8192)
+                _add(handlers, 0, aspe, _SUB_ABILITY, "c", 8192)
         elif physical and ability == "slowstart":
             if "slowstart" in atk.volatiles:
-                add(5, aspe, _SUB_ABILITY, "c", 2048)
+                _add(handlers, 5, aspe, _SUB_ABILITY, "c", 2048)
         elif ability == "flowergift":
             if physical and ctx.atk_weather in ("sunnyday", "desolateland"):
                 if ctx.atk_species.get("baseSpecies") == "Cherrim":
-                    add(3, aspe, _SUB_ABILITY, "c", 6144)
+                    _add(handlers, 3, aspe, _SUB_ABILITY, "c", 6144)
     if ctx.atk_paradox == stat:
-        add(5, aspe, _SUB_VOLATILE, "c", 5325)
+        _add(handlers, 5, aspe, _SUB_VOLATILE, "c", 5325)
     if "flashfire" in atk.volatiles and mtype == "Fire" and ability == "flashfire":
-        add(5, aspe, _SUB_VOLATILE, "c", 6144)
+        _add(handlers, 5, aspe, _SUB_VOLATILE, "c", 6144)
     item = ctx.atk_item
     if item:
         if (physical and item == "choiceband") or (not physical and item == "choicespecs"):
             if "dynamax" not in atk.volatiles:
-                add(1, aspe, _SUB_ITEM, "c", 6144)
+                _add(handlers, 1, aspe, _SUB_ITEM, "c", 6144)
         elif item == "lightball":
             if ctx.atk_species.get("baseSpecies") == "Pikachu":
-                add(1, aspe, _SUB_ITEM, "c", 8192)
+                _add(handlers, 1, aspe, _SUB_ITEM, "c", 8192)
         elif item == "thickclub" and physical:
             if ctx.atk_species.get("baseSpecies") in ("Cubone", "Marowak"):
-                add(1, aspe, _SUB_ITEM, "c", 8192)
+                _add(handlers, 1, aspe, _SUB_ITEM, "c", 8192)
         elif item == "deepseatooth" and not physical:
             if ctx.atk_species.get("baseSpecies") == "Clamperl":
-                add(1, aspe, _SUB_ITEM, "c", 8192)
+                _add(handlers, 1, aspe, _SUB_ITEM, "c", 8192)
     dability = ctx.def_ability
     if dability:
         if dability == "thickfat":
             if mtype in ("Ice", "Fire"):
-                add(6 if physical else 5, dspe, _SUB_ABILITY, "c", 2048)
+                _add(handlers, 6 if physical else 5, dspe, _SUB_ABILITY, "c", 2048)
         elif dability == "heatproof":
             if mtype == "Fire" and ctx.gen >= 9:
-                add(6 if physical else 5, dspe, _SUB_ABILITY, "c", 2048)
+                _add(handlers, 6 if physical else 5, dspe, _SUB_ABILITY, "c", 2048)
         elif dability == "purifyingsalt":
             if mtype == "Ghost":
-                add(6 if physical else 5, dspe, _SUB_ABILITY, "c", 2048)
+                _add(handlers, 6 if physical else 5, dspe, _SUB_ABILITY, "c", 2048)
         elif dability == "waterbubble":
             if mtype == "Fire":
-                add(5, dspe, _SUB_ABILITY, "c", 2048)
+                _add(handlers, 5, dspe, _SUB_ABILITY, "c", 2048)
     # Ruin abilities: the other Pokémon's Tablets (Atk) / Vessel (SpA).
     ruin = "tabletsofruin" if physical else "vesselofruin"
     if dability == ruin and ability != ruin:
-        add(0, dspe, _SUB_ABILITY, "c", 3072)
+        _add(handlers, 0, dspe, _SUB_ABILITY, "c", 3072)
     return _run_event(attack, handlers)
 
 
@@ -1678,90 +1897,78 @@ def _defense_stat(ctx: _Ctx, crit: bool) -> int:
         base_name = {"def": "spd", "spd": "def"}.get(stat_name, stat_name)
     defense = _boosted(int(dfn.stats.get(base_name, 0)), boost)
 
-    handlers: list[tuple[Any, ...]] = []
+    handlers: list[_Handler] = []
     aspe, dspe = -ctx.atk_speed, -ctx.def_speed
-    seq = 0
-
-    def add(priority: int, speed: int, sub: int, kind: str, arg: int) -> None:
-        nonlocal seq
-        seq += 1
-        handlers.append((-priority, speed, sub, seq, kind, arg))
 
     is_def = stat_name == "def"
     weather = ctx.def_weather
     if not is_def and weather == "sandstorm" and "Rock" in ctx.def_types:
-        add(10, 0, _SUB_WEATHER, "m", 6144)
+        _add(handlers, 10, 0, _SUB_WEATHER, "m", 6144)
     if is_def and weather == "snowscape" and "Ice" in ctx.def_types and ctx.gen >= 9:
-        add(10, 0, _SUB_WEATHER, "m", 6144)
+        _add(handlers, 10, 0, _SUB_WEATHER, "m", 6144)
     ability = ctx.def_ability
     if ability:
         if is_def and ability == "furcoat":
-            add(6, dspe, _SUB_ABILITY, "c", 8192)
+            _add(handlers, 6, dspe, _SUB_ABILITY, "c", 8192)
         elif is_def and ability == "marvelscale":
             if dfn.status:
-                add(6, dspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 6, dspe, _SUB_ABILITY, "c", 6144)
         elif is_def and ability == "grasspelt":
             if ctx.terrain == "grassyterrain":
-                add(6, dspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 6, dspe, _SUB_ABILITY, "c", 6144)
         elif not is_def and ability == "flowergift":
             if (
                 weather in ("sunnyday", "desolateland")
                 and ctx.def_species.get("baseSpecies") == "Cherrim"
             ):
-                add(4, dspe, _SUB_ABILITY, "c", 6144)
+                _add(handlers, 4, dspe, _SUB_ABILITY, "c", 6144)
     if ctx.def_paradox == stat_name:
-        add(6, dspe, _SUB_VOLATILE, "c", 5325)
+        _add(handlers, 6, dspe, _SUB_VOLATILE, "c", 5325)
     item = ctx.def_item
     if item:
         if item == "eviolite":
             if ctx.def_species.get("nfe"):
-                add(2, dspe, _SUB_ITEM, "c", 6144)
+                _add(handlers, 2, dspe, _SUB_ITEM, "c", 6144)
         elif item == "assaultvest":
             if not is_def:
-                add(1, dspe, _SUB_ITEM, "c", 6144)
+                _add(handlers, 1, dspe, _SUB_ITEM, "c", 6144)
         elif item == "metalpowder" and is_def:
             if ctx.def_species.get("name") == "Ditto":
-                add(2, dspe, _SUB_ITEM, "c", 8192)
+                _add(handlers, 2, dspe, _SUB_ITEM, "c", 8192)
         elif item == "deepseascale" and not is_def:
             if ctx.def_species.get("baseSpecies") == "Clamperl":
-                add(2, dspe, _SUB_ITEM, "c", 8192)
+                _add(handlers, 2, dspe, _SUB_ITEM, "c", 8192)
     ruin = "swordofruin" if is_def else "beadsofruin"
     if ctx.atk_ability == ruin and ability != ruin:
-        add(0, aspe, _SUB_ABILITY, "c", 3072)
+        _add(handlers, 0, aspe, _SUB_ABILITY, "c", 3072)
     del atk
     return _run_event(defense, handlers)
 
 
 def _damage_mod(ctx: _Ctx, crit: bool, first_hit: bool, type_mod: int) -> tuple[int, bool]:
     """The ModifyDamage event's modifier (4096ths) and whether a resist berry was eaten."""
-    handlers: list[tuple[Any, ...]] = []
+    handlers: list[_Handler] = []
     aspe, dspe = -ctx.atk_speed, -ctx.def_speed
     dfn = ctx.dfn
     mtype, category, flags = ctx.mtype, ctx.category, ctx.flags
-    seq = 0
     berry = False
-
-    def add(priority: int, speed: int, sub: int, arg: int) -> None:
-        nonlocal seq
-        seq += 1
-        handlers.append((-priority, speed, sub, seq, "c", arg))
 
     item = ctx.atk_item
     if item == "lifeorb":
-        add(0, aspe, _SUB_ITEM, 5324)
+        _add(handlers, 0, aspe, _SUB_ITEM, "c", 5324)
     elif item == "expertbelt":
         if type_mod > 0:
-            add(0, aspe, _SUB_ITEM, 4915)
+            _add(handlers, 0, aspe, _SUB_ITEM, "c", 4915)
     ability = ctx.atk_ability
     if ability == "tintedlens":
         if type_mod < 0:
-            add(0, aspe, _SUB_ABILITY, 8192)
+            _add(handlers, 0, aspe, _SUB_ABILITY, "c", 8192)
     elif ability == "sniper":
         if crit:
-            add(0, aspe, _SUB_ABILITY, 6144)
+            _add(handlers, 0, aspe, _SUB_ABILITY, "c", 6144)
     elif ability == "neuroforce":
         if type_mod > 0:
-            add(0, aspe, _SUB_ABILITY, 5120)
+            _add(handlers, 0, aspe, _SUB_ABILITY, "c", 5120)
     # defender's item and ability (onSourceModifyDamage)
     ditem = ctx.def_item
     if first_hit and ditem in _RESIST_BERRIES:
@@ -1770,44 +1977,44 @@ def _damage_mod(ctx: _Ctx, crit: bool, first_hit: bool, type_mod: int) -> tuple[
             "substitute" in dfn.volatiles and "bypasssub" not in flags and not ctx.infiltrates
         )
         if mtype == kind and (type_mod > 0 or kind == "Normal") and not substitute:
-            add(0, dspe, _SUB_ITEM, 2048)
+            _add(handlers, 0, dspe, _SUB_ITEM, "c", 2048)
             berry = True
     dability = ctx.def_ability
     if dability:
         if dability in ("multiscale", "shadowshield"):
             if ctx.def_hp >= ctx.def_max_hp and first_hit:
-                add(0, dspe, _SUB_ABILITY, 2048)
+                _add(handlers, 0, dspe, _SUB_ABILITY, "c", 2048)
         elif dability in ("filter", "solidrock", "prismarmor"):
             if type_mod > 0:
-                add(0, dspe, _SUB_ABILITY, 3072)
+                _add(handlers, 0, dspe, _SUB_ABILITY, "c", 3072)
         elif dability == "fluffy":
-            mod = 1.0
+            fluffy = 1.0
             if mtype == "Fire":
-                mod *= 2
+                fluffy *= 2
             if "contact" in flags:
-                mod /= 2
-            add(0, dspe, _SUB_ABILITY, int(mod * 4096))
+                fluffy /= 2
+            _add(handlers, 0, dspe, _SUB_ABILITY, "c", int(fluffy * 4096))
         elif dability == "icescales":
             if category == "Special":
-                add(0, dspe, _SUB_ABILITY, 2048)
+                _add(handlers, 0, dspe, _SUB_ABILITY, "c", 2048)
         elif dability == "punkrock":
             if "sound" in flags:
-                add(0, dspe, _SUB_ABILITY, 2048)
+                _add(handlers, 0, dspe, _SUB_ABILITY, "c", 2048)
         elif dability == "ripen":
             if berry:
-                add(-1, dspe, _SUB_ABILITY, 2048)
+                _add(handlers, -1, dspe, _SUB_ABILITY, "c", 2048)
     # Glaive Rush: the user takes double damage until it moves again
     if "glaiverush" in dfn.volatiles:
-        add(0, dspe, _SUB_VOLATILE, 8192)
+        _add(handlers, 0, dspe, _SUB_VOLATILE, "c", 8192)
     # screens on the defender's side (side conditions: speed 0)
     side = ctx.fld.defender_side
     if not crit and not ctx.infiltrates and ctx.move.id not in _SCREEN_BREAKERS:
         if (side.reflect and category == "Physical") or (
             side.light_screen and category == "Special"
         ):
-            add(0, 0, _SUB_SIDE, 2048)
+            _add(handlers, 0, 0, _SUB_SIDE, "c", 2048)
         elif side.aurora_veil:
-            add(0, 0, _SUB_SIDE, 2048)
+            _add(handlers, 0, 0, _SUB_SIDE, "c", 2048)
     if not handlers:
         return 4096, berry
     if len(handlers) > 1:
@@ -1840,10 +2047,12 @@ def _stab(ctx: _Ctx) -> int:
 
 
 def _hit_rolls(
-    ctx: _Ctx, hit: int, crit: bool, first_hit: bool, type_mod: int, stab: int
+    ctx: _Ctx, hit: int, crit: bool, first_hit: bool, type_mod: int, stab: int, bp: int = -1
 ) -> tuple[tuple[int, ...], bool]:
-    """The 16 damages of one hit and whether a resist berry was used up."""
-    bp = _base_power(ctx, hit, first_hit)
+    """The 16 damages of one hit and whether a resist berry was used up (``bp``: the
+    hit's base power when the caller has it, which does not depend on the crit)."""
+    if bp < 0:
+        bp = _base_power(ctx, hit, first_hit)
     if not bp:
         return (0,) * 16, False
     attack = _attack_stat(ctx, crit)
@@ -2032,8 +2241,9 @@ def _hit_table(
     first that reaches the target). Later hits are computed again only where something
     changes: the power (Triple Axel), a resist berry or Multiscale used up, the
     defender's Defense (Weak Armor)."""
-    rolls, berry = _hit_rolls(ctx, first, False, True, type_mod, stab)
-    crits = _hit_rolls(ctx, first, True, True, type_mod, stab)[0] if can_crit else rolls
+    bp = _base_power(ctx, first, True)
+    rolls, berry = _hit_rolls(ctx, first, False, True, type_mod, stab, bp)
+    crits = _hit_rolls(ctx, first, True, True, type_mod, stab, bp)[0] if can_crit else rolls
     normal, critical = [rolls], [crits]
     if last <= first:
         return normal, critical
@@ -2054,8 +2264,9 @@ def _hit_table(
             critical.append(critical[-1])
             continue
         ctx.def_boost = stages[index] if stages else None
-        rolls = _hit_rolls(ctx, hit, False, False, type_mod, stab)[0]
-        crits = _hit_rolls(ctx, hit, True, False, type_mod, stab)[0] if can_crit else rolls
+        bp = _base_power(ctx, hit, False)
+        rolls = _hit_rolls(ctx, hit, False, False, type_mod, stab, bp)[0]
+        crits = _hit_rolls(ctx, hit, True, False, type_mod, stab, bp)[0] if can_crit else rolls
         normal.append(rolls)
         critical.append(crits)
     ctx.def_boost = None
@@ -2101,9 +2312,9 @@ def _result(
         if crit_chance:
             mean = (1 - crit_chance) * mean + crit_chance * sum(critical[h - 1]) / 16
         expected += p_reach[h] * mean
-    use = critical if use_crit else normal
-    low = form_break_hp + sum(min(use[h]) for h in range(min_hits))
-    high = form_break_hp + sum(max(use[h]) for h in range(max_hits))
+    per_hit = critical if use_crit else normal
+    low = form_break_hp + sum(min(per_hit[h]) for h in range(min_hits))
+    high = form_break_hp + sum(max(per_hit[h]) for h in range(max_hits))
     expected_hits = sum(k * p for k, p in dist)
     typical = max(1, int(expected_hits + 0.5)) if len(dist) > 1 else dist[0][0]
     return DamageResult(
@@ -2202,10 +2413,11 @@ def _form_blocked(
         broken = dataclasses.replace(
             broken, approximate=True, notes=(*broken.notes, "eiscue-noice stats estimated")
         )
-    zeros = (0,) * 16
+    zeros: tuple[int, ...] = (0,) * 16
     dist = _hit_distribution(ctx, m)
     max_hits = max(k for k, _ in dist)
-    normal, critical = [zeros], [zeros]
+    normal: list[tuple[int, ...]] = [zeros]
+    critical: list[tuple[int, ...]] = [zeros]
     crit_chance, use_crit = 0.0, False
     if max_hits > 1 and broken.max > 0:
         # Later hits strike the broken form (the first of them uses up berries).
@@ -2266,9 +2478,9 @@ def _compute(
 
 
 # ------------------------------------------------------------------ public API
-_CACHE: dict[tuple[Any, ...], DamageResult] = {}
-_CACHE_LIMIT = 200_000
-_DEFAULT_FIELD = Field()
+_CACHE: Final[dict[tuple[Any, ...], DamageResult]] = {}
+_CACHE_LIMIT: Final = 200_000
+_DEFAULT_FIELD: Final = Field()
 
 
 def calculate(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from poke_env.battle import AbstractBattle, Field, Pokemon, SideCondition, Status, Weather
 
@@ -39,26 +40,67 @@ TERRAIN_IDS = {
 DEFAULT_TURNS = 5
 
 
-@dataclass(slots=True)
+# The classes below write their own ``__init__`` (``init=False``): the compiled build
+# (pokegym.world._accel) then constructs them natively instead of through the
+# interpreted one that ``dataclass`` generates. ``stats`` and ``boosts`` are typed as
+# variable-length tuples so that the compiled build stores the tuple objects as they are.
+@dataclass(slots=True, init=False)
 class MonState:
-    """One Pokémon. ``stats`` = (hp, atk, def, spa, spd, spe); ``boosts`` in BOOSTS order."""
+    """One Pokémon. ``stats`` = (hp, atk, def, spa, spd, spe); ``boosts`` the seven stages
+    in BOOSTS order."""
 
     species: str
     level: int
     types: tuple[str, ...]
-    stats: tuple[int, int, int, int, int, int]
+    stats: tuple[int, ...]
     hp: float
     moves: tuple[str, ...] = ()
     item: str = ""
     ability: str = ""
     status: str = ""
     status_turns: int = 0  # sleep turns left, or the toxic counter
-    boosts: tuple[int, int, int, int, int, int, int] = (0, 0, 0, 0, 0, 0, 0)
+    boosts: tuple[int, ...] = (0, 0, 0, 0, 0, 0, 0)
     tera_type: str = ""
     terastallized: bool = False
     weight: float = 100.0
     choice_lock: str = ""  # the move a Choice item locks it into ("" if none)
     protect_streak: int = 0  # consecutive successful protections (halves the next one's odds)
+
+    def __init__(
+        self,
+        species: str,
+        level: int,
+        types: tuple[str, ...],
+        stats: tuple[int, ...],
+        hp: float,
+        moves: tuple[str, ...] = (),
+        item: str = "",
+        ability: str = "",
+        status: str = "",
+        status_turns: int = 0,
+        boosts: tuple[int, ...] = (0, 0, 0, 0, 0, 0, 0),
+        tera_type: str = "",
+        terastallized: bool = False,
+        weight: float = 100.0,
+        choice_lock: str = "",
+        protect_streak: int = 0,
+    ) -> None:
+        self.species = species
+        self.level = level
+        self.types = types
+        self.stats = stats
+        self.hp = hp
+        self.moves = moves
+        self.item = item
+        self.ability = ability
+        self.status = status
+        self.status_turns = status_turns
+        self.boosts = boosts
+        self.tera_type = tera_type
+        self.terastallized = terastallized
+        self.weight = weight
+        self.choice_lock = choice_lock
+        self.protect_streak = protect_streak
 
     @property
     def max_hp(self) -> int:
@@ -84,8 +126,17 @@ class MonState:
             self.terastallized, self.weight, self.choice_lock, self.protect_streak,
         )  # fmt: skip
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as constructor arguments: a pickle loads under the compiled build
+        # (pokegym.world._accel) and the pure-Python one alike.
+        return (MonState, (
+            self.species, self.level, self.types, self.stats, self.hp, self.moves, self.item,
+            self.ability, self.status, self.status_turns, self.boosts, self.tera_type,
+            self.terastallized, self.weight, self.choice_lock, self.protect_streak,
+        ))  # fmt: skip
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class SideState:
     """One player's side: team, active slot, hazards and side conditions (turns left)."""
 
@@ -101,6 +152,32 @@ class SideState:
     tailwind: int = 0
     tera_used: bool = False
 
+    def __init__(
+        self,
+        mons: list[MonState],
+        active: int = 0,
+        stealth_rock: bool = False,
+        spikes: int = 0,
+        toxic_spikes: int = 0,
+        sticky_web: bool = False,
+        reflect: int = 0,
+        light_screen: int = 0,
+        aurora_veil: int = 0,
+        tailwind: int = 0,
+        tera_used: bool = False,
+    ) -> None:
+        self.mons = mons
+        self.active = active
+        self.stealth_rock = stealth_rock
+        self.spikes = spikes
+        self.toxic_spikes = toxic_spikes
+        self.sticky_web = sticky_web
+        self.reflect = reflect
+        self.light_screen = light_screen
+        self.aurora_veil = aurora_veil
+        self.tailwind = tailwind
+        self.tera_used = tera_used
+
     @property
     def active_mon(self) -> MonState:
         return self.mons[self.active]
@@ -115,8 +192,15 @@ class SideState:
             self.aurora_veil, self.tailwind, self.tera_used,
         )  # fmt: skip
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SideState, (
+            self.mons, self.active, self.stealth_rock, self.spikes, self.toxic_spikes,
+            self.sticky_web, self.reflect, self.light_screen, self.aurora_veil, self.tailwind,
+            self.tera_used,
+        ))  # fmt: skip
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class BattleState:
     """Both sides (index 0 = the player the state was built for) and the field."""
 
@@ -131,12 +215,42 @@ class BattleState:
     turn: int = 0
     notes: dict[str, object] = field(default_factory=dict)
 
+    def __init__(
+        self,
+        sides: list[SideState],
+        gen: int = 9,
+        weather: str = "",
+        weather_turns: int = 0,
+        terrain: str = "",
+        terrain_turns: int = 0,
+        trick_room: int = 0,
+        gravity: int = 0,
+        turn: int = 0,
+        notes: dict[str, object] | None = None,
+    ) -> None:
+        self.sides = sides
+        self.gen = gen
+        self.weather = weather
+        self.weather_turns = weather_turns
+        self.terrain = terrain
+        self.terrain_turns = terrain_turns
+        self.trick_room = trick_room
+        self.gravity = gravity
+        self.turn = turn
+        self.notes = {} if notes is None else notes
+
     def copy(self) -> BattleState:
         return BattleState(
             [side.copy() for side in self.sides], self.gen, self.weather, self.weather_turns,
             self.terrain, self.terrain_turns, self.trick_room, self.gravity, self.turn,
             self.notes,
         )  # fmt: skip
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BattleState, (
+            self.sides, self.gen, self.weather, self.weather_turns, self.terrain,
+            self.terrain_turns, self.trick_room, self.gravity, self.turn, self.notes,
+        ))  # fmt: skip
 
     @property
     def finished(self) -> bool:

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from pokegym.world import damage as damage_calc
+from pokegym.world.damage import DamageResult
 from pokegym.world.data import Dex, to_id
 from pokegym.world.state import BattleState, MonState, SideState
 
@@ -43,12 +44,12 @@ from pokegym.world.state import BattleState, MonState, SideState
 Action = tuple[str, Any, bool]
 Replacement = Callable[[BattleState, int], int | None]
 
-STAGE = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3, 0: 1.0,
+STAGE: Final = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3, 0: 1.0,
          1: 3 / 2, 2: 4 / 2, 3: 5 / 2, 4: 6 / 2, 5: 7 / 2, 6: 8 / 2}  # fmt: skip
-ACC_STAGE = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
+ACC_STAGE: Final = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
              1: 4 / 3, 2: 5 / 3, 3: 6 / 3, 4: 7 / 3, 5: 8 / 3, 6: 9 / 3}  # fmt: skip
-BOOST_INDEX = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
-PIVOTS = {
+BOOST_INDEX: Final = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
+PIVOTS: Final = {
     "uturn",
     "voltswitch",
     "flipturn",
@@ -57,35 +58,36 @@ PIVOTS = {
     "shedtail",
     "chillyreception",
 }
-PROTECTS = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
+PROTECTS: Final = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
             "burningbulwark", "obstruct", "maxguard"}  # fmt: skip
-HAZARD_REMOVAL = {"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"}
-PHAZING = {"roar", "whirlwind", "dragontail", "circlethrow"}
-WEATHER_MOVES = {"sunnyday": "sunnyday", "raindance": "raindance", "sandstorm": "sandstorm",
+HAZARD_REMOVAL: Final = {"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"}
+PHAZING: Final = {"roar", "whirlwind", "dragontail", "circlethrow"}
+WEATHER_MOVES: Final = {"sunnyday": "sunnyday", "raindance": "raindance", "sandstorm": "sandstorm",
                  "snowscape": "snowscape", "hail": "hail",
                  "chillyreception": "snowscape"}  # fmt: skip
-WEATHER_ROCKS = {"sunnyday": "heatrock", "raindance": "damprock", "sandstorm": "smoothrock",
+WEATHER_ROCKS: Final = {"sunnyday": "heatrock", "raindance": "damprock", "sandstorm": "smoothrock",
                  "snowscape": "icyrock", "hail": "icyrock"}  # fmt: skip
-WEATHER_ABILITIES = {"drought": "sunnyday", "drizzle": "raindance", "sandstream": "sandstorm",
-                     "snowwarning": "snowscape", "orichalcumpulse": "sunnyday"}  # fmt: skip
-TERRAIN_ABILITIES = {"electricsurge": "electricterrain", "grassysurge": "grassyterrain",
+WEATHER_ABILITIES: Final = {"drought": "sunnyday", "drizzle": "raindance",
+                            "sandstream": "sandstorm", "snowwarning": "snowscape",
+                            "orichalcumpulse": "sunnyday"}  # fmt: skip
+TERRAIN_ABILITIES: Final = {"electricsurge": "electricterrain", "grassysurge": "grassyterrain",
                      "mistysurge": "mistyterrain",
                      "psychicsurge": "psychicterrain",
                      "hadronengine": "electricterrain", "seedsower": "grassyterrain"}  # fmt: skip
-SPEED_WEATHER = {"swiftswim": ("raindance", "primordialsea"),
+SPEED_WEATHER: Final = {"swiftswim": ("raindance", "primordialsea"),
                  "chlorophyll": ("sunnyday", "desolateland"),
                  "sandrush": ("sandstorm",), "slushrush": ("snowscape", "hail")}  # fmt: skip
-RECOVERY_HALF = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
+RECOVERY_HALF: Final = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
                  "shoreup", "lunarblessing"}  # fmt: skip
-RECOVERY_WEATHER = {"synthesis", "morningsun", "moonlight"}
+RECOVERY_WEATHER: Final = {"synthesis", "morningsun", "moonlight"}
 # Moves whose power depends on the user's or the target's exact HP.
-HP_SCALED_MOVES = {"eruption", "waterspout", "dragonenergy", "reversal", "flail", "crushgrip",
-                   "wringout", "hardpress"}  # fmt: skip
+HP_SCALED_MOVES: Final = {"eruption", "waterspout", "dragonenergy", "reversal", "flail",
+                          "crushgrip", "wringout", "hardpress"}  # fmt: skip
 
 
-FOE_TARGETS = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
+FOE_TARGETS: Final = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
                          "adjacentFoe", "scripted"))  # fmt: skip
-SELF_TARGETS = frozenset(("self", "allySide", "allyTeam", "adjacentAllyOrSelf"))
+SELF_TARGETS: Final = frozenset(("self", "allySide", "allyTeam", "adjacentAllyOrSelf"))
 
 
 class MoveInfo:
@@ -128,6 +130,27 @@ class MoveInfo:
         self.side_condition = entry.get("sideCondition")
         self.terrain = entry.get("terrain")
         self.pseudo_weather = entry.get("pseudoWeather")
+
+
+# MoveInfo of every move looked up so far, per Dex object (static game data, shared by
+# the models built on that Dex; a model keeps its own table of the moves it was asked).
+_MOVE_INFO: Final[dict[int, tuple[Dex, dict[str, MoveInfo]]]] = {}
+
+
+def _shared_move_info(dex: Dex, move_id: str) -> MoveInfo | None:
+    found = _MOVE_INFO.get(id(dex))
+    if found is None or found[0] is not dex:
+        if len(_MOVE_INFO) >= 16:
+            _MOVE_INFO.clear()
+        found = _MOVE_INFO[id(dex)] = (dex, {})
+    table = found[1]
+    info = table.get(move_id)
+    if info is None:
+        entry = dex.moves.get(move_id)
+        if entry is None:
+            return None
+        info = table[move_id] = MoveInfo(move_id, entry)
+    return info
 
 
 def healthiest_replacement(state: BattleState, side: int) -> int | None:
@@ -192,19 +215,19 @@ class TransitionModel:
         self.mode = mode
         self.ko_rule = bool(ko_rule)
         self.replacement = replacement
-        self._damage_cache: dict[tuple[Any, ...], Any] = {}
+        self._damage_cache: dict[tuple[Any, ...], dict[str, DamageResult | None]] = {}
         self._combatants: dict[tuple[Any, ...], Any] = {}
         self._moves: dict[str, MoveInfo | None] = {}
         self._attacks: dict[int, list[Any]] = {}
 
     def move_info(self, move_id: str) -> MoveInfo | None:
         """The move's :class:`MoveInfo` (None for a move Showdown's data does not list)."""
-        try:
-            return self._moves[move_id]
-        except KeyError:
-            entry = self.dex.moves.get(move_id)
-            info = self._moves[move_id] = MoveInfo(move_id, entry) if entry is not None else None
-            return info
+        # Lookups rather than try/except KeyError: a raised exception costs more than the
+        # lookup, most of all in the compiled build.
+        info = self._moves.get(move_id)
+        if info is None and move_id not in self._moves:
+            info = self._moves[move_id] = _shared_move_info(self.dex, move_id)
+        return info
 
     # ----------------------------------------------------------------- actions
     def legal_actions(self, state: BattleState, side: int) -> list[Action]:
@@ -544,7 +567,7 @@ class TransitionModel:
             result = self.damage(s, side, move_id)
             if result is None:
                 return outcome
-            broken = getattr(result, "broken_form", None) is not None
+            broken = result.broken_form is not None
             if self.mode == "expected":
                 dealt = min(max(target.hp, 0.0), result.expected * hit_chance)
                 hit = hit_chance >= 0.5 and (result.max > 0 or broken)
@@ -628,16 +651,16 @@ class TransitionModel:
             value *= 5 / 3
         return min(1.0, value)
 
-    def damage(self, s: BattleState, side: int, move_id: str) -> Any:
+    def damage(self, s: BattleState, side: int, move_id: str) -> DamageResult | None:
         """The damage calculator's result for ``side``'s active using ``move_id`` on the
         other active now (None when the calculator cannot value the move)."""
         return self.damages(s, side, (move_id,))[0]
 
-    def damages(self, s: BattleState, side: int, moves: Sequence[str]) -> list[Any]:
+    def damages(self, s: BattleState, side: int, moves: Sequence[str]) -> list[DamageResult | None]:
         """:meth:`damage` for each of ``moves``, the matchup's cache key built once."""
-        results: list[Any] = []
-        plain: dict[str, Any] | None = None
-        exact: dict[str, Any] | None = None
+        results: list[DamageResult | None] = []
+        plain: dict[str, DamageResult | None] | None = None
+        exact: dict[str, DamageResult | None] | None = None
         for move_id in moves:
             if move_id in HP_SCALED_MOVES:
                 if exact is None:
@@ -647,14 +670,13 @@ class TransitionModel:
                 if plain is None:
                     plain = self._matchup_cache(s, side, False)
                 table = plain
-            try:
-                result = table[move_id]
-            except KeyError:
+            result = table.get(move_id)
+            if result is None and move_id not in table:
                 result = table[move_id] = self._calculate(s, side, move_id)
             results.append(result)
         return results
 
-    def attacks(self, s: BattleState, side: int) -> list[tuple[str, Any, float]]:
+    def attacks(self, s: BattleState, side: int) -> list[tuple[str, DamageResult | None, float]]:
         """``(move, damage result, chance to hit)`` for each attacking move of ``side``'s
         active against the other active in ``s`` (status moves and moves the data lacks
         left out). Remembered for the last few states asked about, so an evaluator and a
@@ -683,15 +705,24 @@ class TransitionModel:
         memo[1 + side] = found
         return found
 
-    def _matchup_cache(self, s: BattleState, side: int, exact: bool) -> dict[str, Any]:
+    def _matchup_cache(
+        self, s: BattleState, side: int, exact: bool
+    ) -> dict[str, DamageResult | None]:
         """The cached results of every move tried in this matchup (the two actives, the
         field and the defender's screens as the damage calculator sees them)."""
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
+        # One flat tuple (one allocation, one hash): the two Pokémon as the calculator
+        # sees them, then the field.
         key = (
-            self._mon_key(user, exact), self._mon_key(target, exact), s.weather, s.terrain,
-            s.gravity > 0, target_team.reflect > 0, target_team.light_screen > 0,
-            target_team.aurora_veil > 0,
+            exact,
+            user.species, user.level, user.stats, user.boosts, user.item, user.ability,
+            user.status, user.tera_type, user.terastallized, self._hp_key(user, exact),
+            target.species, target.level, target.stats, target.boosts, target.item,
+            target.ability, target.status, target.tera_type, target.terastallized,
+            self._hp_key(target, exact),
+            s.weather, s.terrain, s.gravity > 0, target_team.reflect > 0,
+            target_team.light_screen > 0, target_team.aurora_veil > 0,
             self._paradox_boost(s, user), self._paradox_boost(s, target),
         )  # fmt: skip
         table = self._damage_cache.get(key)
@@ -701,7 +732,7 @@ class TransitionModel:
             table = self._damage_cache[key] = {}
         return table
 
-    def _calculate(self, s: BattleState, side: int, move_id: str) -> Any:
+    def _calculate(self, s: BattleState, side: int, move_id: str) -> DamageResult | None:
         user_team, target_team = s.sides[side], s.sides[1 - side]
         user, target = user_team.active_mon, target_team.active_mon
         field = damage_calc.Field(
@@ -724,18 +755,20 @@ class TransitionModel:
             return None
 
     @staticmethod
-    def _mon_key(mon: MonState, exact_hp: bool) -> tuple[Any, ...]:
+    def _hp_key(mon: MonState, exact_hp: bool) -> int:
         # HP changes damage only at thresholds (full HP: Multiscale; half: Brine; a third:
-        # Blaze and co.) except for the moves whose power scales with HP.
-        hp, top = mon.hp, mon.max_hp or 1
-        hp_key = int(hp * 16 / top) if exact_hp else (hp >= top, 2 * hp <= top, 3 * hp <= top)
-        return (
-            mon.species, mon.level, mon.stats, mon.boosts, mon.item, mon.ability, mon.status,
-            mon.tera_type, mon.terastallized, hp_key,
-        )  # fmt: skip
+        # Blaze and co.: one bit each) except for the moves whose power scales with HP
+        # (sixteenths of the max HP).
+        hp = mon.hp
+        top = mon.stats[0] or 1
+        if exact_hp:
+            return int(hp * 16 / top)
+        return (hp >= top) + 2 * (2 * hp <= top) + 4 * (3 * hp <= top)
 
     def _combatant(self, mon: MonState) -> Any:
-        stats = mon.stats
+        stats, boosts = mon.stats, mon.boosts
+        boost_stages = {"atk": boosts[0], "def": boosts[1], "spa": boosts[2], "spd": boosts[3],
+                        "spe": boosts[4], "accuracy": boosts[5], "evasion": boosts[6]}  # fmt: skip
         return damage_calc.Combatant(
             species=mon.species,
             level=mon.level,
@@ -749,7 +782,7 @@ class TransitionModel:
                 "spe": stats[5],
             },
             hp=max(1, round(mon.hp)),
-            boosts={stat: mon.boosts[i] for stat, i in BOOST_INDEX.items()},
+            boosts=boost_stages,
             ability=mon.ability,
             item=mon.item,
             status=mon.status,
@@ -801,7 +834,7 @@ class TransitionModel:
         if info.mind_blown and user.ability != "magicguard":
             user.hp -= user.max_hp / 2
         if info.self_destruct:
-            user.hp = 0
+            user.hp = 0.0
         if (
             user.item == "lifeorb"
             and user.ability not in ("magicguard", "sheerforce")

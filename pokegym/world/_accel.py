@@ -1,0 +1,343 @@
+"""The compiled world model: ``state``, ``damage`` and ``transition`` built with mypyc.
+
+The Python modules stay the source of truth. ``pokegym accel build`` (``make setup``
+runs it) compiles a snapshot of them with mypyc into
+``$POKEGYM_HOME/accel/<digest>/``, where the digest covers the three sources, this
+build recipe and the Python ABI. On import, ``pokegym.world`` puts that folder first on
+its ``__path__`` when a complete build for the *current* sources exists, so
+``import pokegym.world.transition`` loads the extension module; otherwise (no build,
+a source edited since, another Python) it loads the Python files, silently.
+``POKEGYM_ACCEL=0`` turns the compiled build off; ``pokegym accel status`` says which
+one is in use and why.
+
+Both builds produce the same states (``pokegym bench worldmodel`` prints a digest of
+them, and a test compares the two). The compiled classes cannot be subclassed or
+patched from Python: tests run on the Python modules (tests/conftest.py sets
+``POKEGYM_ACCEL=0``) except the test that compares the builds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pokegym.errors import PokegymError
+
+MODULES = ("state", "damage", "transition")
+# The extension module holding the compiled code of all three (mypyc's shared library).
+GROUP = "pokegym.world._compiled"
+# Bumped when the build recipe below changes, so that older builds are not used.
+RECIPE = "mypyc-1"
+ENV_SWITCH = "POKEGYM_ACCEL"
+MANIFEST = "manifest.json"
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class AccelBuildError(PokegymError):
+    """The compiled world model could not be built (the pure-Python one still works)."""
+
+
+@dataclass(frozen=True)
+class AccelStatus:
+    """Which world model ``import pokegym.world.transition`` loads, and why."""
+
+    compiled: bool
+    reason: str
+    folder: Path | None
+    digest: str
+
+
+_STATUS: AccelStatus | None = None
+
+
+def accel_root() -> Path:
+    """Where compiled builds live: ``$POKEGYM_HOME/accel``."""
+    from pokegym.showdown.install import cache_home
+
+    return cache_home() / "accel"
+
+
+def _abi_tag() -> str:
+    return f"{sys.implementation.name} {sysconfig.get_config_var('EXT_SUFFIX')}"
+
+
+def sources_digest(package_dir: Path = _PACKAGE_DIR) -> str:
+    """SHA-256 over the three sources, the build recipe and the Python ABI."""
+    digest = hashlib.sha256(f"{RECIPE}\n{_abi_tag()}\n".encode())
+    for name in MODULES:
+        digest.update(name.encode() + b"\n")
+        digest.update((package_dir / f"{name}.py").read_bytes())
+    return digest.hexdigest()
+
+
+def _expected_files() -> list[str]:
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return [f"{name}{suffix}" for name in (*MODULES, GROUP.rsplit(".", 1)[1] + "__mypyc")]
+
+
+def find_build(root: Path | None = None, digest: str | None = None) -> Path | None:
+    """The folder of a complete build for the current sources, or None."""
+    folder = (root or accel_root()) / (digest or sources_digest())
+    if not (folder / MANIFEST).is_file():
+        return None
+    if not all((folder / name).is_file() for name in _expected_files()):
+        return None
+    return folder
+
+
+def activate(package_path: list[str]) -> AccelStatus:
+    """Put the compiled build first on ``pokegym.world.__path__`` when one matches the
+    sources (called by ``pokegym/world/__init__.py``; never raises)."""
+    global _STATUS
+    if os.environ.get(ENV_SWITCH, "").strip().lower() in ("0", "false", "no", "off"):
+        _STATUS = AccelStatus(False, f"turned off ({ENV_SWITCH}=0)", None, "")
+        return _STATUS
+    try:
+        digest = sources_digest()
+        folder = find_build(digest=digest)
+    except OSError as exc:  # sources not readable (a sourceless install), no cache folder
+        _STATUS = AccelStatus(False, f"Python modules ({exc})", None, "")
+        return _STATUS
+    if folder is None:
+        _STATUS = AccelStatus(
+            False,
+            "Python modules: no compiled build for these sources (`pokegym accel build`)",
+            None,
+            digest,
+        )
+        return _STATUS
+    if str(folder) not in package_path:
+        package_path.insert(0, str(folder))
+    _STATUS = AccelStatus(True, "compiled build", folder, digest)
+    return _STATUS
+
+
+def status() -> AccelStatus:
+    """What :func:`activate` decided for this process, checked against the modules that
+    were actually imported."""
+    import pokegym.world  # noqa: F401  (runs activate)
+
+    assert _STATUS is not None
+    transition = sys.modules.get("pokegym.world.transition")
+    if transition is not None:
+        loaded = not str(transition.__file__).endswith(".py")
+        if loaded != _STATUS.compiled:
+            return AccelStatus(
+                loaded, f"{_STATUS.reason}, but the loaded module is {transition.__file__}",
+                _STATUS.folder, _STATUS.digest,
+            )  # fmt: skip
+    return _STATUS
+
+
+def describe() -> str:
+    """One line for benchmarks and ``pokegym accel status``."""
+    current = status()
+    if current.compiled:
+        return f"world model: compiled build ({current.folder})"
+    return f"world model: {current.reason}"
+
+
+# The compile step, run in a child process (mypyc and setuptools change the process's
+# working directory and global state): argv = source folder, output folder, opt level.
+_COMPILE_SCRIPT = """
+import os, sys
+work, out, opt = sys.argv[1], sys.argv[2], sys.argv[3]
+os.chdir(work)
+from mypyc.build import mypycify
+from setuptools import setup
+modules = [f"pokegym/world/{name}.py" for name in sys.argv[4:]]
+extensions = mypycify(["--follow-imports=silent", "--ignore-missing-imports", *modules],
+                      opt_level=opt, group_name=os.environ["POKEGYM_ACCEL_GROUP"])
+setup(name="pokegym-world-compiled", ext_modules=extensions,
+      script_args=["build_ext", "--build-lib", out, "--build-temp", os.path.join(work, "tmp")])
+"""
+
+
+def _mypy_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("mypy")
+    except Exception as exc:  # PackageNotFoundError and broken metadata alike
+        raise AccelBuildError(
+            "building the compiled world model needs mypy (its mypyc compiler) and a C "
+            "compiler: pip install 'pokegym[accel]'"
+        ) from exc
+
+
+def build(
+    root: Path | None = None, *, force: bool = False, opt_level: str = "3", log: bool = False
+) -> Path:
+    """Compile the three modules (about a minute of CPU) and return the build's folder.
+
+    An existing complete build for the same sources is returned as is unless ``force``.
+    The sources are snapshotted first, so an edit during the build cannot produce a
+    build that claims sources it was not compiled from. Ctrl-C or SIGTERM stops the
+    compiler and removes the partial build.
+
+    Raises:
+        AccelBuildError: mypy is missing or the compilation failed (the message holds
+            the end of the compiler's output).
+    """
+    root = root or accel_root()
+    if not force:
+        with contextlib.suppress(OSError):
+            existing = find_build(root)
+            if existing is not None:
+                return existing
+    mypy_version = _mypy_version()
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+    try:
+        shutil.copytree(_PACKAGE_DIR.parent, work / "pokegym", ignore=_not_python)
+        digest = sources_digest(work / "pokegym" / "world")
+        target = root / digest
+        existing = find_build(root, digest)
+        if existing is not None and not force:
+            return existing
+        out = work / "out"
+        started = time.monotonic()
+        cpu_before = os.times()
+        output = _run_compiler(work, out, opt_level, log)
+        cpu_after = os.times()
+        staged = work / "staged"
+        staged.mkdir()
+        built = out / "pokegym" / "world"
+        for name in _expected_files():
+            if not (built / name).is_file():
+                raise AccelBuildError(f"mypyc did not produce {name}:\n{output[-3000:]}")
+            shutil.move(str(built / name), staged / name)
+        manifest = {
+            "digest": digest, "recipe": RECIPE, "modules": list(MODULES),
+            "python": sys.version.split()[0], "abi": _abi_tag(), "mypy": mypy_version,
+            "opt_level": opt_level, "built_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "wall_seconds": round(time.monotonic() - started, 1),
+            "cpu_seconds": round(cpu_after.children_user - cpu_before.children_user
+                                 + cpu_after.children_system - cpu_before.children_system, 1),
+        }  # fmt: skip
+        (staged / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        if target.exists():
+            shutil.rmtree(target)  # an incomplete or forced-over build
+        try:
+            os.rename(staged, target)
+        except OSError:
+            if find_build(root, digest) is None:  # not another process's finished build
+                raise
+        return target
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _not_python(folder: str, names: list[str]) -> list[str]:
+    """copytree's ignore rule for the snapshot: only Python files (mypy reads the whole
+    package to type the three modules)."""
+    return [
+        name for name in names
+        if name == "__pycache__" or (not name.endswith(".py") and not Path(folder, name).is_dir())
+    ]  # fmt: skip
+
+
+def _run_compiler(work: Path, out: Path, opt_level: str, log: bool) -> str:
+    env = {**os.environ, "POKEGYM_ACCEL_GROUP": GROUP, ENV_SWITCH: "0"}
+    command = [sys.executable, "-c", _COMPILE_SCRIPT, str(work), str(out), opt_level, *MODULES]
+    process = subprocess.Popen(
+        command, cwd=work, env=env, stdout=None if log else subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    previous = signal.getsignal(signal.SIGTERM)
+    in_main_thread = _in_main_thread()
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if in_main_thread:
+        signal.signal(signal.SIGTERM, on_term)
+    try:
+        output, _ = process.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        process.wait()
+        raise
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    output = output or ""
+    if process.returncode != 0:
+        raise AccelBuildError(
+            f"compiling the world model failed (exit {process.returncode}); the Python "
+            f"modules are used instead. Compiler output (end):\n{output[-3000:]}"
+        )
+    return output
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def clean(root: Path | None = None, *, keep_current: bool = True) -> list[Path]:
+    """Remove builds (all of them, or all but the one for the current sources)."""
+    root = root or accel_root()
+    if not root.is_dir():
+        return []
+    current = sources_digest() if keep_current else ""
+    removed = []
+    for folder in sorted(root.iterdir()):
+        if folder.is_dir() and folder.name != current:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``pokegym accel build|status|clean``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="pokegym accel", description="the compiled world model (mypyc)"
+    )
+    parser.add_argument("action", choices=["build", "status", "clean"])
+    parser.add_argument("--force", action="store_true", help="build: rebuild an existing build")
+    parser.add_argument("--all", action="store_true", help="clean: also the current build")
+    parser.add_argument("--verbose", action="store_true", help="build: show the compiler output")
+    args = parser.parse_args(argv)
+    if args.action == "build":
+        started = time.monotonic()
+        existing = None if args.force else find_build()
+        if existing is not None:
+            print(f"compiled world model: up to date ({existing})")
+            return 0
+        print("compiling pokegym.world.{state,damage,transition} with mypyc ...", flush=True)
+        folder = build(force=args.force, log=args.verbose)
+        manifest = json.loads((folder / MANIFEST).read_text())
+        print(f"built in {time.monotonic() - started:.0f} s "
+              f"(compiler CPU {manifest['cpu_seconds']} s): {folder}")  # fmt: skip
+        print("new processes load it; POKEGYM_ACCEL=0 turns it off")
+        return 0
+    if args.action == "clean":
+        removed = clean(keep_current=not args.all)
+        print(f"removed {len(removed)} build(s) from {accel_root()}")
+        return 0
+    current = status()
+    print(describe())
+    print(f"sources digest: {current.digest or sources_digest()}")
+    folder = current.folder or find_build()
+    if folder is not None:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        print(f"build: mypy {manifest['mypy']}, Python {manifest['python']}, "
+              f"built {manifest['built_at']}")  # fmt: skip
+    return 0

@@ -1,0 +1,174 @@
+"""The compiled world model (pokegym.world._accel): when it is used, and that it produces
+the same states and the same benchmark figures as the Python modules."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pokegym.world import _accel
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _env(**changes: str | None) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for key, value in changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def _python(code: str, **env: str | None) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env=_env(**env), cwd=REPO,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_the_digest_follows_the_sources(tmp_path: Path) -> None:
+    folder = tmp_path / "world"
+    folder.mkdir()
+    for name in _accel.MODULES:
+        shutil.copy(REPO / "pokegym" / "world" / f"{name}.py", folder)
+    assert _accel.sources_digest(folder) == _accel.sources_digest()
+    with open(folder / "damage.py", "a") as handle:
+        handle.write("\n# edited\n")
+    assert _accel.sources_digest(folder) != _accel.sources_digest()
+
+
+def test_the_switch_turns_the_compiled_build_off() -> None:
+    out = _python(
+        """
+        import pokegym.world.transition as t
+        from pokegym.world import _accel
+        print(t.__file__)
+        print(_accel.describe())
+        """,
+        POKEGYM_ACCEL="0",
+    )
+    module, line = out.strip().splitlines()
+    assert module.endswith("transition.py")
+    assert "turned off (POKEGYM_ACCEL=0)" in line
+
+
+def test_without_a_build_the_python_modules_load(tmp_path: Path) -> None:
+    out = _python(
+        """
+        import pokegym.world.transition as t
+        from pokegym.world import _accel
+        print(t.__file__)
+        print(_accel.describe())
+        """,
+        POKEGYM_HOME=str(tmp_path),
+        POKEGYM_ACCEL=None,
+    )
+    module, line = out.strip().splitlines()
+    assert module.endswith("transition.py")
+    assert "no compiled build for these sources" in line
+    assert _accel.find_build(tmp_path / "accel") is None
+
+
+def test_an_incomplete_build_is_not_used(tmp_path: Path) -> None:
+    folder = tmp_path / _accel.sources_digest()
+    folder.mkdir()
+    (folder / _accel.MANIFEST).write_text("{}")  # no extension modules
+    assert _accel.find_build(tmp_path) is None
+
+
+def test_building_without_mypy_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.metadata
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    with pytest.raises(_accel.AccelBuildError, match=r"pip install 'pokegym\[accel\]'"):
+        _accel.build(tmp_path, force=True)
+    assert not any(tmp_path.iterdir())  # nothing half-built left behind
+
+
+@pytest.fixture(scope="module")
+def compiled_build() -> Path:
+    """The compiled build for these sources: the one `make setup` built, else built now
+    (about a minute of CPU)."""
+    return _accel.find_build() or _accel.build()
+
+
+@pytest.mark.slow
+def test_the_compiled_model_gives_the_same_states_and_figures(
+    compiled_build: Path, tmp_path: Path
+) -> None:
+    command = [sys.executable, "-m", "pokegym.cli", "bench", "worldmodel", "--battles", "2",
+               "--rate-seconds", "0.1"]  # fmt: skip
+    runs = {}
+    for mode in ("1", "0"):
+        done = subprocess.run(
+            command, env=_env(POKEGYM_ACCEL=mode), cwd=REPO, capture_output=True, text=True,
+            timeout=900,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        runs[mode] = done.stdout.splitlines()
+    compiled, python = runs["1"], runs["0"]
+    assert "compiled build" in compiled[1] and str(compiled_build) in compiled[1]
+    assert "turned off" in python[1]
+
+    def figures(lines: list[str]) -> list[str]:
+        # everything but the rates (CPU-time measurements) and the model's origin
+        kept = []
+        for line in lines[2:]:
+            if line.startswith("transitions per CPU second"):
+                line = line.split(";", 1)[1]
+            kept.append(line.split(" transitions_per_s=")[0])
+        return kept
+
+    assert figures(compiled) == figures(python)
+    assert any(line.startswith("digest of the model's states") for line in compiled)
+    assert any(line.startswith("true sets:") and " 0 turns" not in line for line in compiled)
+
+
+@pytest.mark.slow
+def test_states_pickled_by_one_build_load_in_the_other(
+    compiled_build: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "states.pkl"
+    _python(
+        f"""
+        import pickle
+        import pokegym.world.transition as transition
+        from pokegym.world.data import load_dex
+        from pokegym.world.state import BattleState, MonState, SideState
+        assert not transition.__file__.endswith(".py"), transition.__file__
+        mon = lambda species, moves: MonState(species, 80, ("Normal",), (300, 200, 150, 120,
+                                              150, 180), 300.0, moves)
+        state = BattleState([SideState([mon("snorlax", ("bodyslam",)), mon("eevee", ())]),
+                             SideState([mon("tauros", ("doubleedge",))])])
+        after = transition.TransitionModel(load_dex(9)).step(
+            state, ("move", "bodyslam", False), ("move", "doubleedge", False))
+        pickle.dump((state, after), open({str(path)!r}, "wb"))
+        """,
+        POKEGYM_ACCEL="1",
+    )
+    from pokegym.world.data import load_dex
+    from pokegym.world.transition import TransitionModel
+
+    state, after = pickle.loads(path.read_bytes())
+    assert type(state).__module__ == "pokegym.world.state"
+    again = TransitionModel(load_dex(9)).step(
+        state, ("move", "bodyslam", False), ("move", "doubleedge", False)
+    )
+    assert again == after
+    assert after.sides[1].active_mon.hp < 300  # the turn did something
