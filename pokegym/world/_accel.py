@@ -1,8 +1,8 @@
-"""The compiled world model: ``state``, ``damage`` and ``transition`` built with mypyc.
+"""The compiled world model: ``speed``, ``state``, ``damage`` and ``transition`` built with mypyc.
 
 The Python modules stay the source of truth. ``pokegym accel build`` (``make setup``
 runs it) compiles a snapshot of them with mypyc into
-``$POKEGYM_HOME/accel/<digest>/``, where the digest covers the three sources, this
+``$POKEGYM_HOME/accel/<digest>/``, where the digest covers their sources, this
 build recipe and the Python ABI. On import, ``pokegym.world`` puts that folder first on
 its ``__path__`` when a complete build for the *current* sources exists, so
 ``import pokegym.world.transition`` loads the extension module; otherwise (no build,
@@ -34,8 +34,8 @@ from pathlib import Path
 
 from pokegym.errors import PokegymError
 
-MODULES = ("state", "damage", "transition")
-# The extension module holding the compiled code of all three (mypyc's shared library).
+MODULES = ("speed", "state", "damage", "transition")
+# The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"
 # Bumped when the build recipe below changes, so that older builds are not used.
 RECIPE = "mypyc-1"
@@ -74,7 +74,7 @@ def _abi_tag() -> str:
 
 
 def sources_digest(package_dir: Path = _PACKAGE_DIR) -> str:
-    """SHA-256 over the three sources, the build recipe and the Python ABI."""
+    """SHA-256 over the sources, the build recipe and the Python ABI."""
     digest = hashlib.sha256(f"{RECIPE}\n{_abi_tag()}\n".encode())
     for name in MODULES:
         digest.update(name.encode() + b"\n")
@@ -180,7 +180,7 @@ def _mypy_version() -> str:
 def build(
     root: Path | None = None, *, force: bool = False, opt_level: str = "3", log: bool = False
 ) -> Path:
-    """Compile the three modules (about a minute of CPU) and return the build's folder.
+    """Compile the modules (about a minute of CPU) and return the build's folder.
 
     An existing complete build for the same sources is returned as is unless ``force``.
     The sources are snapshotted first, so an edit during the build cannot produce a
@@ -242,7 +242,7 @@ def build(
 
 def _not_python(folder: str, names: list[str]) -> list[str]:
     """copytree's ignore rule for the snapshot: only Python files (mypy reads the whole
-    package to type the three modules)."""
+    package to type the modules)."""
     return [
         name for name in names
         if name == "__pycache__" or (not name.endswith(".py") and not Path(folder, name).is_dir())
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         if existing is not None:
             print(f"compiled world model: up to date ({existing})")
             return 0
-        print("compiling pokegym.world.{state,damage,transition} with mypyc ...", flush=True)
+        print(f"compiling pokegym.world.{{{','.join(MODULES)}}} with mypyc ...", flush=True)
         folder = build(force=args.force, log=args.verbose)
         manifest = json.loads((folder / MANIFEST).read_text())
         print(f"built in {time.monotonic() - started:.0f} s "
