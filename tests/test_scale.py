@@ -42,6 +42,7 @@ def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 
 # ------------------------------------------------------------ without Ray running
+@pytest.mark.slow
 def test_resource_options_are_stripped_and_sized():
     assert split_resources("pokechamp:model=x,num_gpus=0.25,depth=1") == (
         "pokechamp:model=x,depth=1",
@@ -94,6 +95,7 @@ def test_an_unreachable_or_malformed_address_is_one_error_and_starts_nothing(tmp
     assert not set(processes()) - before
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_ray_auto_stops_on_sigterm_and_the_same_command_resumes(tmp_path):
     """`--ray auto` starts Ray here; SIGTERM keeps the finished battles and stops every
@@ -156,6 +158,7 @@ def small_reference():
     return run_arena(SMALL)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ray_battles_equal_the_local_arena(local_ray, tmp_path):
     reference = run_arena(EQUAL)
@@ -177,6 +180,7 @@ def test_ray_battles_equal_the_local_arena(local_ray, tmp_path):
     assert outcomes(records) == outcomes(reference.battles)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_team_file_and_replays_travel_with_the_workers(local_ray, tmp_path):
     """The driver's team folder need not exist on a node: the workers get the same teams in
@@ -216,6 +220,7 @@ class KillWorker:
             threading.Timer(self.delay, os.kill, (worker.pid, signal.SIGKILL)).start()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_killed_worker_s_battle_is_retried_and_nothing_is_lost(
     local_ray, small_reference, tmp_path
@@ -234,6 +239,7 @@ def test_a_killed_worker_s_battle_is_retried_and_nothing_is_lost(
     assert not wait_until_gone(kill.seen)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_battle_failing_every_try_is_reported_and_played_by_the_next_run(
     local_ray, small_reference, tmp_path
@@ -273,6 +279,7 @@ class StopAfter:
             raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_an_interrupted_ray_run_resumes_without_losing_a_battle(
     local_ray, small_reference, tmp_path
@@ -297,6 +304,7 @@ def test_an_interrupted_ray_run_resumes_without_losing_a_battle(
     assert local.resumed == 6 and outcomes(local.battles) == outcomes(small_reference.battles)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_node_without_node_js_is_one_clear_error_and_leaves_nothing_running(local_ray):
     before = set(processes())
@@ -312,6 +320,7 @@ def test_a_node_without_node_js_is_one_clear_error_and_leaves_nothing_running(lo
     assert not wait_until_gone({pid for pid, cmd in left.items() if "ArenaWorker" in cmd})
 
 
+@pytest.mark.slow
 def test_a_worker_the_cluster_cannot_hold_is_refused(local_ray):
     config = dataclasses.replace(SMALL, agents=["max_power:num_gpus=1", "random"])
     with pytest.raises(ClusterError, match="has room for a worker asking for 1 CPU and 1 GPU"):
@@ -330,6 +339,7 @@ def ray_collection(local_ray, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_collect_on_ray_writes_the_local_rows(ray_collection, tmp_path):
     from train.collect import collected_battles, main, read_collection

@@ -36,6 +36,7 @@ def two_nodes():
     assert not wait_until_gone(set(processes()) - before), "the cluster left processes running"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_two_nodes_play_the_local_arena_s_battles(two_nodes):
     reference = run_arena(EQUAL)
@@ -47,6 +48,7 @@ def test_two_nodes_play_the_local_arena_s_battles(two_nodes):
     assert decisions(result) == decisions(reference)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_node_lost_mid_run_costs_no_battle(two_nodes):
     """The worker node goes away just after its worker was handed a battle: the battle it

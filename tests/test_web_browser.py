@@ -86,6 +86,7 @@ def records(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
+@pytest.mark.slow
 def test_a_whole_battle_by_clicking_then_its_replay(tmp_path):
     config = WebConfig(opponents=("max_power", "random"), replays=str(tmp_path))
     with running_server(config) as (base, manager), chromium() as driver:
@@ -148,6 +149,7 @@ def test_a_whole_battle_by_clicking_then_its_replay(tmp_path):
     assert "|-terastallize|p1a:" in log_text  # the first click was a Tera move
 
 
+@pytest.mark.slow
 def test_two_sessions_at_once(tmp_path):
     config = WebConfig(opponents=("random",), replays=str(tmp_path))
     with running_server(config) as (base, manager), chromium() as first, chromium() as second:
@@ -189,6 +191,7 @@ def send_from_page(driver: Any, payload: dict[str, Any]) -> int:
     return int(driver.execute_async_script(script, payload))
 
 
+@pytest.mark.slow
 def test_an_illegal_or_stale_choice_posted_gets_a_message_and_the_battle_goes_on(tmp_path):
     config = WebConfig(opponents=("random",), replays=str(tmp_path))
     with running_server(config) as (base, manager), chromium() as driver:
@@ -214,6 +217,7 @@ def test_an_illegal_or_stale_choice_posted_gets_a_message_and_the_battle_goes_on
         ), errors
 
 
+@pytest.mark.slow
 def test_a_nickname_with_markup_shows_as_text(tmp_path):
     text = builtin_pool("gen9ou").teams[0].text
     species = text.split("@")[0].split("\n")[0].strip()
@@ -240,6 +244,7 @@ def test_a_nickname_with_markup_shows_as_text(tmp_path):
         assert console_errors(driver) == []
 
 
+@pytest.mark.slow
 def test_a_closed_tab_forfeits_after_the_timeout(tmp_path):
     config = WebConfig(opponents=("random",), replays=str(tmp_path), abandon_after=3.0)
     with running_server(config) as (base, manager):

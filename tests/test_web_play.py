@@ -91,6 +91,7 @@ def test_the_npm_install_brings_the_sprites():
     assert index.stem("ninetalesalola") == "ninetales-alola"
 
 
+@pytest.mark.slow
 def test_a_whole_battle_over_http_with_stale_and_unknown_choices(tmp_path):
     config = WebConfig(opponents=("random", "max_power"), replays=str(tmp_path))
     with running_server(config) as (base, manager):
@@ -151,6 +152,7 @@ def test_a_whole_battle_over_http_with_stale_and_unknown_choices(tmp_path):
     assert records[0]["replay"] == result["replay"]
 
 
+@pytest.mark.slow
 def test_forfeit_and_then_a_new_battle_in_the_same_browser_session(tmp_path):
     config = WebConfig(opponents=("random",), replays=str(tmp_path))
     with running_server(config) as (base, manager):
@@ -176,6 +178,7 @@ def test_forfeit_and_then_a_new_battle_in_the_same_browser_session(tmp_path):
     assert all(r["result"] == "forfeit" for r in records)
 
 
+@pytest.mark.slow
 def test_a_page_that_is_gone_forfeits_after_the_timeout(tmp_path):
     config = WebConfig(opponents=("random",), replays=str(tmp_path), abandon_after=2.0)
     with running_server(config) as (base, manager):
@@ -244,6 +247,7 @@ def stop(proc: subprocess.Popen[str]) -> tuple[int, str]:
     return proc.returncode, err
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_command_serves_and_stops_cleanly_on_sigterm(tmp_path):
     port = free_port()
@@ -306,6 +310,7 @@ def test_the_command_reports_a_taken_port_and_bad_opponents(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_wait_for_state_changes_is_a_long_poll(tmp_path):
     config = WebConfig(opponents=("random",), replays=str(tmp_path), poll_seconds=1.0)
     with running_server(config) as (base, _):

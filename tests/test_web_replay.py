@@ -67,6 +67,7 @@ def test_a_play_log_becomes_one_frame_per_turn(played):
     json.dumps(frames)
 
 
+@pytest.mark.slow
 def test_an_arena_html_replay_is_read_offline(tmp_path):
     config = ArenaConfig(
         agents=["max_power", "random"], battles_per_pair=1, concurrency=1, simulators=1,
