@@ -135,7 +135,10 @@ def make_agent(spec: Any, **options: Any) -> Agent:
 def _class_name(factory: Any) -> str:
     if isinstance(factory, type):
         return f"{factory.__module__}.{factory.__qualname__}"
-    return getattr(factory, "__qualname__", repr(factory))
+    qualname = getattr(factory, "__qualname__", None)
+    if qualname is None:
+        return repr(factory)
+    return f"{factory.__module__}.{qualname}"
 
 
 def _resolve(value: Any) -> Any:

@@ -30,6 +30,7 @@ built for that checkpoint (``pokegym memorize`` or ``pokegym distill --memory``)
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -420,6 +421,16 @@ def make_distilled(search: str = "mcts", **options: Any) -> Any:
         raise ValueError(f"search is one of {', '.join(SEARCHES)}, not {search!r}")
     from policies.mcts_agent import MCTSPolicy
 
+    mcts_options = set(inspect.signature(MCTSPolicy).parameters)
+    maximin_options = set(inspect.signature(DistilledPolicy).parameters)
+    maximin_only = sorted((set(options) - mcts_options) & maximin_options)
+    if maximin_only:
+        named = ", ".join(maximin_only)
+        verb = "is an option" if len(maximin_only) == 1 else "are options"
+        raise ValueError(
+            f"{named} {verb} of the maximin search: "
+            f"write distilled:search=maximin,{maximin_only[0]}=<value>"
+        )
     return MCTSPolicy(**{**DISTILLED_MCTS, **options})
 
 

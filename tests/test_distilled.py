@@ -21,8 +21,6 @@ from policies.distilled import (
 from policies.search import LookaheadProposer
 from policies.value_net import CheckpointError, StateEncoder, default_checkpoint, load_checkpoint
 
-register_agent("distilled", DistilledPolicy)
-
 
 @pytest.fixture(scope="module")
 def states():

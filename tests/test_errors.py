@@ -188,8 +188,11 @@ def test_agent_options_are_typed():
     ("spec", "message"),
     [
         ("distilled:colour=red", "unexpected keyword argument 'colour'"),
-        ("distilled:depth=1", "depth >= 2"),
-        ("distilled:anchor=nobody", "anchor must be one of"),
+        ("distilled:depth=1", r"maximin search: write distilled:search=maximin,depth="),
+        ("distilled:search=maximin,depth=1", "depth >= 2"),
+        ("distilled:search=maximin,anchor=nobody", "anchor must be one of"),
+        ("distilled:anchor=nobody", "anchor is one of none, abyssal"),
+        ("distilled:search=greedy", "search is one of mcts, maximin"),
     ],
 )
 def test_bad_agent_options_name_the_spec_and_the_class(spec, message):
@@ -207,7 +210,8 @@ def test_a_missing_file_named_by_an_agent_option_is_a_clear_cli_error(option, tm
     import sys
 
     out = tmp_path / "results"
-    spec = f"distilled:{option}={tmp_path / 'missing'}"
+    search = "" if option == "checkpoint" else "search=maximin,"
+    spec = f"distilled:{search}{option}={tmp_path / 'missing'}"
     run = subprocess.run([sys.executable, "-m", "pokegym.cli", "compare", "--agents",
                           f"{spec},abyssal", "--battles", "1", "--out", str(out)],
                          capture_output=True, text=True, timeout=300)  # fmt: skip
