@@ -91,6 +91,20 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), options
 
 
+def split_agent_specs(text: str) -> list[str]:
+    """Split ``a,b:x=1,y=2,c`` into specs: a comma followed by ``key=value`` (no colon)
+    continues the previous agent's options."""
+    specs: list[str] = []
+    for token in (t.strip() for t in text.split(",")):
+        if not token:
+            continue
+        if specs and "=" in token and ":" not in token:
+            specs[-1] += "," + token
+        else:
+            specs.append(token)
+    return specs
+
+
 def make_agent(spec: Any, **options: Any) -> Agent:
     """Build an agent from a name spec, or adapt an object that can choose orders.
 

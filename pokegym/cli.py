@@ -110,20 +110,6 @@ def _battle(args: argparse.Namespace) -> int:
     return 0
 
 
-def split_agent_specs(text: str) -> list[str]:
-    """Split ``a,b:x=1,y=2,c`` into specs: a comma followed by ``key=value`` (no colon)
-    continues the previous agent's options."""
-    specs: list[str] = []
-    for token in (t.strip() for t in text.split(",")):
-        if not token:
-            continue
-        if specs and "=" in token and ":" not in token:
-            specs[-1] += "," + token
-        else:
-            specs.append(token)
-    return specs
-
-
 def parse_pairs(text: str) -> list[tuple[str, str]]:
     """``a:b,a:c`` -> ``[("a", "b"), ("a", "c")]`` (agent names, checked by the arena).
 
@@ -158,6 +144,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _run_compare(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from pokegym.agents import split_agent_specs
     from pokegym.arena import Arena, ArenaConfig
     from pokegym.journal import JOURNAL_NAME, BattleJournal
 

@@ -9,9 +9,8 @@ import sys
 import pytest
 from helpers import FakeClock
 
-from pokegym.agents import register_agent
+from pokegym.agents import register_agent, split_agent_specs
 from pokegym.arena import ArenaConfig, run_arena
-from pokegym.cli import split_agent_specs
 from policies import MaxPowerPolicy
 
 ARENA_CLOCK = FakeClock()

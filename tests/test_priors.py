@@ -638,3 +638,43 @@ def test_an_air_balloon_never_announced_is_ruled_out() -> None:
     assert [s.item for s in ruled_out.sets] == ["leftovers"] and not ruled_out.off_support
     only_balloons = SetDistribution.from_weighted("heatran", [(balloon, 1.0)])
     assert only_balloons.without_items(["airballoon"]).modal().item == ""
+
+
+def test_a_random_prior_build_is_the_same_whichever_simulator_answers_first():
+    """Sets generated equally often are written in one order (the set's own), so two
+    builds with the same arguments write the same file however the batches arrived."""
+    from pokegym.world.priors import sources
+
+    def team(moves: list[str], role: str) -> list[dict[str, object]]:
+        return [{"species": "Uxie", "level": 83, "item": "Leftovers", "ability": "Levitate",
+                 "moves": moves, "teraType": "Dark", "role": role}]  # fmt: skip
+
+    a, b = ["encore", "knockoff"], ["uturn", "yawn"]
+    answers = [team(a, "Bulky Support"), team(b, "Bulky Setup"),
+               team(a, "Bulky Attacker"), team(b, "Bulky Support")]  # fmt: skip
+
+    class InOrder:
+        """One simulator process answering ``generate`` batches in a given order."""
+
+        def __init__(self, order: list[int]):
+            self.answers = [answers[i] for i in order]
+
+        def ensure_running(self) -> None:
+            pass
+
+        def submit(self, commands: list[list[str]]) -> None:
+            self.pending = len(commands)
+
+        def collect(self, timeout: float) -> list[object]:
+            return [self.answers.pop(0) for _ in range(self.pending)]
+
+    built = []
+    for order in ([0, 1, 2, 3], [3, 2, 1, 0]):
+        raw = sources.build_random_set_counts("gen9randombattle", 4, simulator=InOrder(order))
+        raw.pop("build_seconds")
+        built.append(json.dumps(raw))
+    assert built[0] == built[1]
+    rows = json.loads(built[0])["species"]["uxie"]
+    assert [(row[0], row[1]["moves"]) for row in rows] == [(2, ["encore", "knockoff"]),
+                                                           (2, ["uturn", "yawn"])]  # fmt: skip
+    assert list(rows[0][2]) == ["Bulky Attacker", "Bulky Support"]

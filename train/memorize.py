@@ -9,7 +9,7 @@ collections is embedded by the checkpoint's network (the trunk's last hidden lay
 stored with its action and the battle's outcome (:mod:`memory.experience`). The memory
 records the checkpoint's hash, so the agent refuses it with another network:
 
-    pokegym compare --agents "distilled:memory=runs/memory,memory_weight=0.1",abyssal
+    pokegym compare --agents "distilled:search=maximin,memory=runs/memory,memory_weight=0.1",abyssal
 """
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             f"ratio_arena_vs_pokeenv={a / b:.2f} battles={battles} concurrency={args.concurrency}",
             flush=True,
         )
-    from pokegym.cli import split_agent_specs
+    from pokegym.agents import split_agent_specs
 
     agents = split_agent_specs(args.ray_agents)
     ray_battles = args.ray_battles or (10 if args.quick else 100)

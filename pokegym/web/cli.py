@@ -13,7 +13,7 @@ DEFAULT_WEB_OPPONENTS = "abyssal,max_power,random"
 
 def play_web(args: argparse.Namespace) -> int:
     """Serve battles in the browser until Ctrl-C."""
-    from pokegym.cli import split_agent_specs
+    from pokegym.agents import split_agent_specs
     from pokegym.web.app import serve
 
     if args.seed is not None:

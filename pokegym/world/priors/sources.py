@@ -62,7 +62,8 @@ USAGE_STATS_ENV = "POKEGYM_USAGE_STATS"
 #: takes ~12-14 s on two cores, once per format and Showdown install; the cached file
 #: (~1.2 MB) loads in ~0.05 s.
 DEFAULT_RANDOM_TEAMS = 20_000
-_SCHEMA = 1
+# 2: rows of equal count in a canonical order (the same arguments write the same file).
+_SCHEMA = 2
 _BATCH = 250
 
 
@@ -568,8 +569,8 @@ def build_random_set_counts(
             sim.close()
     species = {
         key: [
-            [row[0], _set_to_json(pset), row[1]]
-            for pset, row in sorted(rows.items(), key=lambda kv: -kv[1][0])
+            [row[0], _set_to_json(pset), dict(sorted(row[1].items()))]
+            for pset, row in sorted(rows.items(), key=_row_order)
         ]
         for key, rows in sorted(counts.items())
     }
@@ -583,6 +584,13 @@ def build_random_set_counts(
         "species": species,
         "formes": {k: sorted(v) for k, v in sorted(formes.items()) if v != {k}},
     }
+
+
+def _row_order(item: tuple[PokemonSet, list[Any]]) -> tuple[int, str]:
+    """Most generated sets first; ties by the set itself, not by which simulator process
+    answered first, so that the same arguments write the same file."""
+    pset, row = item
+    return -row[0], json.dumps(_set_to_json(pset), sort_keys=True)
 
 
 def _table_prior(raw: Mapping[str, Any], gen: int, fallback: SetPrior | None) -> TablePrior:
