@@ -94,6 +94,7 @@ def test_bad_records_files_say_where(tmp_path):
         load_records([path])
 
 
+@pytest.mark.slow
 def test_a_terminal_battle_appends_a_record(tmp_path):
     replays = tmp_path / "replays"
     args = build_parser().parse_args(
@@ -112,6 +113,7 @@ def test_a_terminal_battle_appends_a_record(tmp_path):
     assert (replays / saved["replay"]).is_file()
 
 
+@pytest.mark.slow
 def test_ctrl_d_forfeits_and_still_counts_but_a_broken_battle_does_not(tmp_path):
     replays = tmp_path / "replays"
     args = build_parser().parse_args(["play", "--opponent", "random", "--replays", str(replays)])

@@ -26,6 +26,7 @@ from pokegym.web.view import battle_view
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_battle_view_of_a_real_battle():
     setup = make_play_setup("gen9randombattle", names=("Tester", "random"))
     import numpy as np
@@ -196,6 +197,7 @@ def test_a_page_that_is_gone_forfeits_after_the_timeout(tmp_path):
     assert log.rstrip().endswith("|win|random")
 
 
+@pytest.mark.slow
 def test_bad_requests_get_a_message(tmp_path):
     config = WebConfig(opponents=("random",), replays=str(tmp_path))
     with running_server(config) as (base, _):
