@@ -326,3 +326,18 @@ def test_bad_mcts_options_are_one_clear_error(spec, message):
     with pytest.raises((AgentOptionError, Exception), match=message) as caught:
         make_agent(spec)
     assert "Traceback" not in str(caught.value)
+
+
+@pytest.mark.slow
+def test_the_budget_benchmark_reports_the_agent_s_own_decisions(benchmark_script, capsys):
+    bench = benchmark_script("search_budget")
+    assert bench.main(["--agent", "distilled:iterations=40", "--opponent", "random",
+                       "--battles", "1", "--seed", "3"]) == 0  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("distilled:iterations=40 vs random, gen9randombattle, 1 battles")
+    decisions = int(lines[1].split(";")[0].split(": ")[1])
+    assert decisions > 3
+    # A fixed count of iterations per decision, except where the tree is one forced line.
+    assert "median 40," in lines[2]
+    with pytest.raises(SystemExit):
+        bench.main(["--agent", "random"])
