@@ -44,9 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     latencies = sorted(agent.latencies)
     iterations = sorted(agent.iteration_counts)
     wins = result.wins(0)
+    losses = args.battles - wins - result.ties
+    load = f"load average {load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} CPUs"
     print(f"{args.agent} vs {args.opponent}, {args.format}, {args.battles} battles, "
-          f"seed {args.seed}: {wins}-{args.battles - wins - result.ties} "
-          f"(load average {load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} CPUs)")  # fmt: skip
+          f"seed {args.seed}: {wins}-{losses} ({load})")  # fmt: skip
     print(f"decisions: {len(latencies)}; seconds per decision: median "
           f"{percentile(latencies, 50):.3f}, p95 {percentile(latencies, 95):.3f}, "
           f"max {latencies[-1]:.3f}")  # fmt: skip
