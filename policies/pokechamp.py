@@ -32,6 +32,14 @@ logged (``logging`` at INFO; also :attr:`PokeChampPolicy.last_log`).
 
 ``evaluator="heuristic"`` keeps the LLM proposer and opponent model but scores leaves with
 :class:`policies.search.HeuristicEvaluator` (the ablation of the LLM value function).
+
+``evaluator="distilled"`` is the hybrid: the language model where it is cheap and says
+most (our candidates and the opponent's likely replies at the root, one call each per
+turn), the distilled value network (:class:`policies.distilled.ValueNetEvaluator`,
+``checkpoint=`` or the shipped one) at every leaf, which costs well under a millisecond,
+so the search goes two full turns deep by default (``depth`` up to 3) within the clock.
+:attr:`PokeChampPolicy.depths` records the depth each decision completed; the arena's
+usage columns count the model calls and tokens.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from poke_env.battle import AbstractBattle
@@ -65,6 +74,20 @@ from policies.search import (
 log = logging.getLogger(__name__)
 
 BUCKET_VALUES = tuple(range(len(VALUE_BUCKETS)))
+EVALUATORS = ("llm", "heuristic", "distilled")
+"""Leaf evaluators: the model's score buckets, the hand-written value, the value network."""
+
+
+def _load_network(checkpoint: str | None) -> Any:
+    from policies.value_net import CheckpointError, default_checkpoint, load_checkpoint
+
+    folder = Path(checkpoint) if checkpoint else default_checkpoint("gen9randombattle")
+    if not folder.exists():
+        raise CheckpointError(
+            f"No value-network checkpoint at {folder}. Train one with "
+            "`pokegym distill --out DIR`, then pass checkpoint=DIR."
+        )
+    return load_checkpoint(folder)
 
 
 # ------------------------------------------------------------------ leaf text
@@ -348,11 +371,15 @@ class PokeChampPolicy(MinimaxPolicy):
     Args:
         model, model_options (or ``model_<name>=``), reasoning, reasoning_tokens: the
             language model (see :class:`policies.llm_common.LLMPolicy`).
-        depth: full turns searched (1 or 2; iterative deepening).
+        depth: full turns searched (iterative deepening): 1 or 2, up to 3 with
+            ``evaluator="distilled"``; default 1, or 2 with ``evaluator="distilled"``.
         candidates: the model's candidates for us (m), besides the lookahead's two.
         opponent_candidates: the model's predictions for the opponent (m'), besides the
             lookahead's most damaging reply.
-        evaluator: ``"llm"`` (score buckets) or ``"heuristic"`` (the ablation).
+        evaluator: ``"llm"`` (score buckets), ``"heuristic"`` (the ablation) or
+            ``"distilled"`` (the value network at the leaves: the hybrid agent).
+        checkpoint: the value network's checkpoint folder for ``evaluator="distilled"``
+            (default: the one shipped for gen9randombattle).
         inner_width: candidates per side below the root (depth 2): the lookahead's first
             ``inner_width`` (best move, best switch), which keeps depth 2 within reach of
             a CPU model (a root grid of 5 x 4 makes 20 inner nodes of 2 x 2 leaves).
@@ -372,10 +399,11 @@ class PokeChampPolicy(MinimaxPolicy):
         model_options: dict[str, Any] | None = None,
         reasoning: bool = False,
         reasoning_tokens: int = 96,
-        depth: int = 1,
+        depth: int | None = None,
         candidates: int = 3,
         opponent_candidates: int = 3,
         evaluator: str = "llm",
+        checkpoint: str | None = None,
         inner_width: int = 2,
         history_turns: int = 2,
         knowledge: bool = False,
@@ -387,10 +415,17 @@ class PokeChampPolicy(MinimaxPolicy):
         tera: bool = True,
         **extra: Any,
     ):
-        if depth not in (1, 2):
-            raise ValueError("depth is 1 or 2 (full turns)")
-        if evaluator not in ("llm", "heuristic"):
-            raise ValueError(f"evaluator is 'llm' or 'heuristic', got {evaluator!r}")
+        if evaluator not in EVALUATORS:
+            raise ValueError(f"evaluator is one of {', '.join(EVALUATORS)}, got {evaluator!r}")
+        if depth is None:
+            depth = 2 if evaluator == "distilled" else 1
+        deepest = 3 if evaluator == "distilled" else 2
+        if depth not in range(1, deepest + 1):
+            raise ValueError(
+                f"depth is 1 or 2 (full turns), or up to 3 with evaluator=distilled; got {depth}"
+            )
+        if checkpoint is not None and evaluator != "distilled":
+            raise ValueError("checkpoint= is the value network of evaluator=distilled")
         if candidates < 1 or opponent_candidates < 1:
             raise ValueError("candidates and opponent_candidates must be at least 1")
         if time_limit is not None and time_limit <= 0:
@@ -405,6 +440,11 @@ class PokeChampPolicy(MinimaxPolicy):
         self.candidates = int(candidates)
         self.opponent_candidates = int(opponent_candidates)
         self.evaluator = evaluator
+        self.network: Any = None
+        if evaluator == "distilled":
+            self.network = _load_network(checkpoint)
+        #: The depth each searched decision completed.
+        self.depths: list[int] = []
         if inner_width < 1:
             raise ValueError("inner_width must be at least 1")
         self.inner_width = int(inner_width)
@@ -469,6 +509,11 @@ class PokeChampPolicy(MinimaxPolicy):
         evaluator: Evaluator = heuristic
         if self.evaluator == "llm":
             evaluator = LLMLeafEvaluator(turn, heuristic)
+        elif self.evaluator == "distilled":
+            from policies.distilled import ValueNetEvaluator
+            from policies.value_net import StateEncoder
+
+            evaluator = ValueNetEvaluator(StateEncoder(model), self.network)
         turn.notes["evaluator"] = evaluator
         return proposer, opponent, evaluator
 
@@ -482,6 +527,8 @@ class PokeChampPolicy(MinimaxPolicy):
         self.last_search = None
         try:
             order = super().choose(battle)
+            if self.last_search is not None:
+                self.depths.append(self.last_search.last_tree.depth_completed)
             self._log_tree(battle)
             return order
         finally:
