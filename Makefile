@@ -25,11 +25,11 @@ $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	$(BIN)/pokegym showdown install
 	touch $(STAMP)
 
-# The main job on the embedded defaults: a round robin of the distilled agent (shipped
-# checkpoint) and the baselines, 20 gen9randombattle battles per pair, results (table,
-# JSON, CSV, plots) in results/.
+# The main job on the embedded defaults: a round robin of the distilled agent (MCTS with
+# the shipped value network, 0.5 s per decision), poke-env's SimpleHeuristicsPlayer and the
+# baselines, 10 gen9randombattle battles per pair, results (table, JSON, CSV, plots) in results/.
 run: setup
-	$(BIN)/pokegym compare --agents distilled,abyssal,one_step,max_power,random --format gen9randombattle --battles 20 --out results
+	$(BIN)/pokegym compare --agents distilled,abyssal,simple_heuristics,one_step,max_power,random --format gen9randombattle --battles 10 --out results
 
 test: setup
 	$(BIN)/python -m pytest -q

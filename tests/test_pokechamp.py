@@ -313,10 +313,6 @@ def test_the_hybrid_asks_the_model_at_the_root_and_the_network_at_the_leaves():
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.skipif(
-    not _bundle_installed() and not os.environ.get("CI"),
-    reason="the qwen-0.5b bundle is not installed (in CI, where make installs it, this fails)",
-)
 def test_one_real_model_decision_of_the_hybrid():
     """The hybrid with the real local model: the model proposes at the root, the network
     values the leaves of a two-turn search."""
