@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Hashable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -240,15 +239,9 @@ class MCTSPolicy(Policy):
         self.tera = bool(tera)
         self.network: Any = None
         if evaluator == "network":
-            from policies.value_net import CheckpointError, default_checkpoint, load_checkpoint
+            from policies.value_net import agent_network
 
-            folder = Path(checkpoint) if checkpoint else default_checkpoint("gen9randombattle")
-            if not folder.exists():
-                raise CheckpointError(
-                    f"No value-network checkpoint at {folder}. Train one with "
-                    "`pokegym distill --out DIR`, then pass checkpoint=DIR."
-                )
-            self.network = load_checkpoint(folder)
+            self.network = agent_network(checkpoint)
         self._anchor = None
         if anchor == "abyssal":
             from policies.abyssal import AbyssalPolicy

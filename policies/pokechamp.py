@@ -48,7 +48,6 @@ import logging
 import math
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from poke_env.battle import AbstractBattle
@@ -76,18 +75,6 @@ log = logging.getLogger(__name__)
 BUCKET_VALUES = tuple(range(len(VALUE_BUCKETS)))
 EVALUATORS = ("llm", "heuristic", "distilled")
 """Leaf evaluators: the model's score buckets, the hand-written value, the value network."""
-
-
-def _load_network(checkpoint: str | None) -> Any:
-    from policies.value_net import CheckpointError, default_checkpoint, load_checkpoint
-
-    folder = Path(checkpoint) if checkpoint else default_checkpoint("gen9randombattle")
-    if not folder.exists():
-        raise CheckpointError(
-            f"No value-network checkpoint at {folder}. Train one with "
-            "`pokegym distill --out DIR`, then pass checkpoint=DIR."
-        )
-    return load_checkpoint(folder)
 
 
 # ------------------------------------------------------------------ leaf text
@@ -442,7 +429,9 @@ class PokeChampPolicy(MinimaxPolicy):
         self.evaluator = evaluator
         self.network: Any = None
         if evaluator == "distilled":
-            self.network = _load_network(checkpoint)
+            from policies.value_net import agent_network
+
+            self.network = agent_network(checkpoint)
         #: The depth each searched decision completed.
         self.depths: list[int] = []
         if inner_width < 1:

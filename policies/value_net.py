@@ -642,6 +642,22 @@ def default_checkpoint(battle_format: str = "gen9randombattle") -> Path:
     return Path(__file__).parent / "checkpoints" / f"distilled-{battle_format}"
 
 
+def agent_network(checkpoint: str | Path | None) -> DistilledNetwork:
+    """The value network an agent's ``checkpoint=`` option names (default: the shipped one).
+
+    Raises:
+        CheckpointError: no folder there (the message says how to train one), or
+            :func:`load_checkpoint`'s errors.
+    """
+    folder = Path(checkpoint) if checkpoint else default_checkpoint("gen9randombattle")
+    if not folder.exists():
+        raise CheckpointError(
+            f"No value-network checkpoint at {folder}. Train one with "
+            "`pokegym distill --out DIR`, then pass checkpoint=DIR."
+        )
+    return load_checkpoint(folder)
+
+
 __all__ = [
     "STATE_FEATURES",
     "CheckpointError",
@@ -650,6 +666,7 @@ __all__ = [
     "NetworkConfig",
     "StateEncoder",
     "action_label",
+    "agent_network",
     "default_checkpoint",
     "load_checkpoint",
     "load_ensemble",
