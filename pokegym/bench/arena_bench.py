@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         "(Ray and workers), "
         f"play {m['ray_play_s']:.1f} s, workers busy {m['busy_share']:.1%} of it; battles whose "
         f"outcome differs from the local run's: {m['differing']:.0f} (an agent with a time "
-        "limit, such as distilled's time_limit=0.7, decides by the machine's speed)"
+        "limit, such as distilled's 0.5 s budget, decides by the machine's speed)"
     )
     print(
         f"arena_s_local={m['local_s']:.1f} arena_s_ray={m['ray_s']:.1f} "
