@@ -15,6 +15,10 @@ Scoring:
   generated token: an option gets the log-probability of its first token (options
   should then be short labels whose first tokens differ). Options whose first token is
   not among the top alternatives get ``UNLISTED_LOGPROB``.
+
+llama-cpp-python's server (0.3.36, tested in tests/test_llm_server.py): chat scoring and
+``schema_format="json_object"`` work; its echoed prompt log-probabilities are one token
+off for models without a BOS token (Qwen), so do not score text prefixes there.
 """
 
 from __future__ import annotations

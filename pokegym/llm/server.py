@@ -35,9 +35,10 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from pokegym.llm.base import LLMError
 from pokegym.showdown.install import cache_home, file_lock
@@ -368,7 +369,7 @@ class LlamaServer:
         self.extra_args = list(extra_args)
         self.process: subprocess.Popen[bytes] | None = None
         self.start_seconds = 0.0
-        self._log_handle: object | None = None
+        self._log_handle: IO[bytes] | None = None
 
     @property
     def base_url(self) -> str:
@@ -451,7 +452,7 @@ class LlamaServer:
         elif process is not None:
             process.wait()
         if self._log_handle is not None:
-            self._log_handle.close()  # type: ignore[attr-defined]
+            self._log_handle.close()
             self._log_handle = None
 
     def __enter__(self) -> LlamaServer:
@@ -459,11 +460,3 @@ class LlamaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-@contextlib.contextmanager
-def running_server(bundle_name: str = "qwen-0.5b", **options: object) -> Iterator[LlamaServer]:
-    """Build what is missing, start the server for the bundle, stop it at the end."""
-    built = build(bundle_name)
-    with LlamaServer(built.gguf, alias=bundle_name, **options) as server:  # type: ignore[arg-type]
-        yield server
