@@ -271,6 +271,34 @@ def test_a_silent_server_times_out(llama_server: LlamaServer) -> None:
         proxy.close()
 
 
+@pytest.mark.parametrize("failure", ["down", "silent"])
+def test_agents_fall_back_when_the_endpoint_fails(failure: str) -> None:
+    """A dead or silent endpoint costs each call at most its timeout; the agents answer
+    with their fallback and count it."""
+    from test_pokechamp import battle_position
+
+    from policies.llm_common import fallback_order
+    from policies.pokechamp import PokeChampPolicy
+    from policies.pokellmon import PokeLLMonPolicy
+
+    proxy = _CuttingProxy(0, mode="silent") if failure == "silent" else None
+    port = proxy.port if proxy else free_port()
+    model = OpenAIModel("qwen-0.5b", base_url=f"http://127.0.0.1:{port}/v1", timeout=1.0, retries=0)
+    session, battle = battle_position(seed=21)
+    try:
+        pokellmon = PokeLLMonPolicy(model=model, samples=1, time_limit=120)
+        assert str(pokellmon.choose(battle)) == str(fallback_order(battle))
+        assert pokellmon.pop_usage()["fallbacks"] >= 1
+        pokechamp = PokeChampPolicy(model=model, depth=1, time_limit=120)
+        order = pokechamp.choose(battle)
+        assert order.order in (*battle.available_moves, *battle.available_switches)
+        assert pokechamp.pop_usage()["fallbacks"] >= 1
+    finally:
+        session.close()
+        if proxy is not None:
+            proxy.close()
+
+
 def test_the_server_is_stopped_with_its_process_group(tmp_path: Path) -> None:
     """A server that fails to start leaves nothing running."""
     bad = tmp_path / "not-a-model.gguf"
