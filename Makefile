@@ -32,7 +32,7 @@ run: setup
 	$(BIN)/pokegym compare --agents distilled,abyssal,simple_heuristics,one_step,max_power,random --format gen9randombattle --battles 10 --out results
 
 # The real OpenAI-compatible server of tests/test_llm_server.py: llama-cpp-python compiled
-# once into $$POKEGYM_HOME/llama-server (566 s measured on 2 busy cores at nice 19, portable
+# once into $POKEGYM_HOME/llama-server (566-604 s measured on 2 busy cores at nice 19, portable
 # AVX2 flags, docs/llm.md) and installed here, and the qwen-0.5b bundle as a float16 GGUF.
 # Cached: later runs check the files and return in seconds.
 llm-server: setup
