@@ -8,7 +8,7 @@ pokegym play --opponent abyssal [--format gen9ou --team FILE] [--web [--port 876
 pokegym replay FILE | playtest report [--out DIR]
 pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
 pokegym bench env|arena|calc|worldmodel|llm [--quick]
-pokegym llm check [--model qwen-0.5b]
+pokegym llm check [--model qwen-0.5b] | server build|start
 pokegym showdown install | start [--port N] | status
 pokegym priors build [--formats gen9ou,gen9randombattle] [--force]
 """
@@ -634,7 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_moves_parser(sub)
     sub.choices["moves"].set_defaults(func=_moves)
 
-    llm = sub.add_parser("llm", help="language models: llm check [--model qwen-0.5b]")
+    llm = sub.add_parser("llm", help="language models: llm check|list, llm server build|start")
     llm.add_argument("rest", nargs=argparse.REMAINDER, help="llm subcommand and its options")
     llm.set_defaults(func=_llm)
 

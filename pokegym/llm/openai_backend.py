@@ -15,6 +15,10 @@ Scoring:
   generated token: an option gets the log-probability of its first token (options
   should then be short labels whose first tokens differ). Options whose first token is
   not among the top alternatives get ``UNLISTED_LOGPROB``.
+
+llama-cpp-python's server (0.3.36, tested in tests/test_llm_server.py): chat scoring and
+``schema_format="json_object"`` work; its echoed prompt log-probabilities are one token
+off for models without a BOS token (Qwen), so do not score text prefixes there.
 """
 
 from __future__ import annotations
@@ -54,6 +58,10 @@ class OpenAIModel:
         timeout: seconds per request.
         retries: extra attempts after a transport failure.
         top_logprobs: alternatives asked for when scoring chat prompts.
+        schema_format: how a ``json_schema`` is sent: ``"json_schema"`` (OpenAI, vLLM:
+            ``{"type": "json_schema", "json_schema": {...}}``) or ``"json_object"``
+            (llama-cpp-python's server: ``{"type": "json_object", "schema": {...}}``;
+            it refuses the other form).
     """
 
     backend = "openai"
@@ -68,6 +76,7 @@ class OpenAIModel:
         retries: int = 2,
         top_logprobs: int = 20,
         name: str | None = None,
+        schema_format: str = "json_schema",
     ):
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
@@ -78,6 +87,11 @@ class OpenAIModel:
         self.retries = retries
         self.top_logprobs = top_logprobs
         self.name = name or model
+        if schema_format not in ("json_schema", "json_object"):
+            raise ValueError(
+                f"schema_format is 'json_schema' or 'json_object', got {schema_format!r}"
+            )
+        self.schema_format = schema_format
 
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -140,7 +154,9 @@ class OpenAIModel:
             text = choice.get("text", "")
         else:
             body["messages"] = [dict(m) for m in messages]
-            if json_schema is not None:
+            if json_schema is not None and self.schema_format == "json_object":
+                body["response_format"] = {"type": "json_object", "schema": dict(json_schema)}
+            elif json_schema is not None:
                 body["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {"name": "answer", "schema": dict(json_schema)},
