@@ -324,7 +324,10 @@ def test_one_real_model_decision_of_the_hybrid():
         order = policy.choose(battle)
         assert order.order in (*battle.available_moves, *battle.available_switches)
         usage = policy.pop_usage()
-        assert 1 <= usage["calls"] <= 2 and usage["tokens_in"] > 500, usage
+        # The prompts' tokens were read now or come from the model's prompt cache (an
+        # earlier test may have shown it the same battle).
+        assert 1 <= usage["calls"] <= 2, usage
+        assert usage["tokens_in"] + usage.get("cached_tokens", 0) > 500, usage
         assert policy.depths[-1] >= 1 and "our candidates" in policy.last_log
     finally:
         session.close()
