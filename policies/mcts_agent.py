@@ -15,8 +15,15 @@ distilled value network (``evaluator=network``, the shipped checkpoint unless
 ``checkpoint=`` names another). ``chance=sampled`` draws each turn's random events
 (misses, critical hits, secondary effects, speed ties) instead of the world model's
 expected turn. ``prior=heuristic`` steers every node's first visits by the damage each
-move does (PUCT, :class:`HeuristicPrior`); ``anchor=abyssal`` gives the rule-based
-agent's choice a share of the root prior; with neither, selection is plain UCB1.
+move does (PUCT, :class:`HeuristicPrior`); ``prior=network`` does the same below the root
+and uses the network's policy head (trained on this search's own visit shares, see
+docs/distilled.md, "Expert iteration") for our actions at the root; ``anchor=abyssal``
+gives the rule-based agent's choice a share of the root prior; with neither, selection
+is plain UCB1.
+
+After each searched decision, :meth:`MCTSPolicy.pop_search_report` returns the root visit
+shares of our orders and the search's value of the position (what ``pokegym collect``
+stores as the ``search_policy`` and ``search_value`` columns).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from policies.search import HeuristicEvaluator, legal_actions, terminal_value
 
 EVALUATORS = ("heuristic", "network")
 CHANCE_MODES = ("expected", "sampled")
-PRIORS = ("none", "heuristic")
+PRIORS = ("none", "heuristic", "network")
 ANCHORS = ("none", "abyssal")
 # Seconds kept in hand before a decision's deadline for building and sending the order.
 DEADLINE_MARGIN = 0.05
@@ -130,7 +137,11 @@ class HeuristicPrior:
 
 class AnchoredPrior:
     """The base prior (uniform without one) with ``share`` of the mass moved onto one
-    favoured action of side 0 at each root state (the rule-based agent's choice)."""
+    favoured action of side 0 at each root state (the rule-based agent's choice).
+
+    ``root`` (optional) replaces the base prior for side 0 at the root states: a
+    probability for each of our root actions (the network's policy head).
+    """
 
     def __init__(
         self,
@@ -138,16 +149,26 @@ class AnchoredPrior:
         roots: Sequence[BattleState],
         favoured: Action | None,
         share: float,
+        root: dict[Action, float] | None = None,
     ):
         self.base = base
         self.roots = {id(s) for s in roots}
         self.favoured = favoured
         self.share = share
+        self.root = root
 
     def prior(self, state: BattleState, side: int, actions: list[Action]) -> list[float]:
         n = len(actions)
-        probs = self.base.prior(state, side, actions) if self.base is not None else [1.0 / n] * n
-        if side == 0 and n > 1 and id(state) in self.roots and self.favoured in actions:
+        at_root = side == 0 and id(state) in self.roots
+        if at_root and self.root is not None:
+            probs = [self.root.get(a, 0.0) for a in actions]
+            total = sum(probs)
+            probs = [p / total for p in probs] if total > 0 else [1.0 / n] * n
+        elif self.base is not None:
+            probs = self.base.prior(state, side, actions)
+        else:
+            probs = [1.0 / n] * n
+        if at_root and n > 1 and self.favoured in actions:
             probs = [(1.0 - self.share) * p for p in probs]
             probs[actions.index(self.favoured)] += self.share
         return probs
@@ -167,8 +188,10 @@ class MCTSPolicy(Policy):
         exploration: UCB1's ``c`` (``exp3``: the share of uniform exploration).
         max_turns: depth below the root (in turns) at which states are evaluated.
         chance: ``expected`` (the world model's expected turn) or ``sampled``.
-        prior: ``heuristic`` (:class:`HeuristicPrior` at every node; PUCT) or ``none``
-            (UCB1, unless an anchor is set).
+        prior: ``heuristic`` (:class:`HeuristicPrior` at every node; PUCT), ``network``
+            (the checkpoint's policy head for our root actions, :class:`HeuristicPrior`
+            elsewhere; the checkpoint needs that head) or ``none`` (UCB1, unless an anchor
+            is set).
         prior_weight: scale of PUCT's prior term.
         anchor: ``abyssal``: the rule-based agent's choice gets ``anchor_share`` of the
             root prior (PUCT), or ``none``.
@@ -238,10 +261,19 @@ class MCTSPolicy(Policy):
         self.alive_weight = float(alive_weight)
         self.tera = bool(tera)
         self.network: Any = None
-        if evaluator == "network":
+        if evaluator == "network" or prior == "network":
             from policies.value_net import agent_network
 
             self.network = agent_network(checkpoint)
+        if prior == "network" and not policy_head_features(self.network):
+            raise ValueError(
+                f"prior=network needs a checkpoint with a policy head, and "
+                f"{checkpoint or 'the shipped checkpoint'} has none: train one with "
+                "`pokegym distill --policy-head --policy-target search` (docs/distilled.md)"
+            )
+        self._observers: dict[int, Any] = {}
+        self._codec: Any = None
+        self._report: dict[str, Any] | None = None
         self._anchor = None
         if anchor == "abyssal":
             from policies.abyssal import AbyssalPolicy
@@ -264,7 +296,7 @@ class MCTSPolicy(Policy):
             dex = load_dex(gen)
             model = TransitionModel(dex)
             sampler = TransitionModel(dex, mode="sample") if self.chance == "sampled" else None
-            if self.network is not None:
+            if self.evaluator_name == "network":
                 from policies.distilled import ValueNetEvaluator
                 from policies.value_net import StateEncoder
 
@@ -282,8 +314,16 @@ class MCTSPolicy(Policy):
         return [decision_state(battle, dex, world) for world in worlds]
 
     # ---------------------------------------------------------------- choice
+    def pop_search_report(self) -> dict[str, Any] | None:
+        """What the last decision's search found, once (None when it did not search):
+        ``search_policy``, ``[(order, visit share), ...]`` over our root orders, and
+        ``search_value``, the visit-weighted mean value of our root actions (win chance)."""
+        report, self._report = self._report, None
+        return report
+
     def choose(self, battle: AbstractBattle) -> BattleOrder:
         started = time.perf_counter()
+        self._report = None
         orders = root_actions(battle, self.tera)
         if not orders:
             return DefaultBattleOrder()
@@ -293,9 +333,11 @@ class MCTSPolicy(Policy):
         states = self.root_states(battle, model.dex)
         ours = list(orders)
         favoured = self._favoured(battle, orders)
+        root = self.root_policy(battle, orders) if self.prior_name == "network" else None
         stats = self.search(states, ours, evaluator, WorldGame(model, sampler), favoured,
-                            started)  # fmt: skip
+                            started, root)  # fmt: skip
         self.last_stats = stats
+        self._report = search_report(stats, orders)
         action = stats.best(0)
         if favoured is not None and action != favoured and self.anchor_margin < 1.0:
             values = dict(zip(stats.actions[0], stats.values[0], strict=True))
@@ -314,13 +356,15 @@ class MCTSPolicy(Policy):
         game: WorldGame,
         favoured: Action | None,
         started: float,
+        root: dict[Action, float] | None = None,
     ) -> RootStats:
-        """The root statistics of one tree per state, our root actions fixed to ``ours``."""
+        """The root statistics of one tree per state, our root actions fixed to ``ours``
+        (``root``: a prior over them that replaces the base prior at the root)."""
         game = _RootActions(game, states, ours)
-        base = HeuristicPrior(game.game.model) if self.prior_name == "heuristic" else None
+        base = HeuristicPrior(game.game.model) if self.prior_name != "none" else None
         prior = None
         if base is not None or favoured is not None:
-            prior = AnchoredPrior(base, states, favoured, self.anchor_share)
+            prior = AnchoredPrior(base, states, favoured, self.anchor_share, root)
         search = SMMCTS(game, evaluator, self.config, prior=prior,
                         outcome_key=outcome_key if self.config.chance else None)  # fmt: skip
         if self.iterations:
@@ -329,6 +373,34 @@ class MCTSPolicy(Policy):
         budget = max(0.0, self.budget - spent - DEADLINE_MARGIN)
         return search.search(states, self.rng, budget=budget)
 
+    def root_policy(
+        self, battle: AbstractBattle, orders: dict[Action, BattleOrder]
+    ) -> dict[Action, float]:
+        """The policy head's probability of each root order (softmax over the legal ones)."""
+        from pokegym.actions import ActionCodec
+        from pokegym.errors import IllegalActionError
+
+        observer = self._observers.get(battle.gen)
+        if observer is None:
+            from pokegym.observation import ObservationEncoder
+
+            observer = self._observers[battle.gen] = ObservationEncoder(battle.gen)
+        if self._codec is None:
+            self._codec = ActionCodec("terastallize" if battle.gen == 9 else None)
+        logits = self.network.policy_logits(observer.encode(battle))[0]
+        scores: dict[Action, float] = {}
+        for action, order in orders.items():
+            try:
+                scores[action] = float(logits[self._codec.from_order(order, battle)])
+            except IllegalActionError:
+                continue  # not in the action layout: left to the search without a prior
+        if not scores:
+            return {}
+        top = max(scores.values())
+        weights = {a: math.exp(v - top) for a, v in scores.items()}
+        total = sum(weights.values())
+        return {a: w / total for a, w in weights.items()}
+
     def _favoured(self, battle: AbstractBattle, orders: dict[Action, BattleOrder]) -> Action | None:
         if self._anchor is None:
             return None
@@ -336,6 +408,27 @@ class MCTSPolicy(Policy):
 
         action = world_action(self._anchor.choose(battle), battle)
         return action if action in orders else None
+
+
+def policy_head_features(network: Any) -> int:
+    """Observation features the network's policy head reads (0: it has no policy head)."""
+    if network is None:
+        return 0
+    primary = getattr(network, "primary", network)  # an ensemble's policy is its primary's
+    return int(primary.config.observation_features)
+
+
+def search_report(stats: RootStats, orders: dict[Action, BattleOrder]) -> dict[str, Any]:
+    """The root visit shares of our orders and the visit-weighted value of the root."""
+    shares = stats.shares(0)
+    values = dict(zip(stats.actions[0], stats.values[0], strict=True))
+    weighted = [(w, values[a]) for a, w in shares.items() if w > 0 and not math.isnan(values[a])]
+    mass = sum(w for w, _ in weighted)
+    value = sum(w * v for w, v in weighted) / mass if mass > 0 else math.nan
+    return {
+        "search_policy": [(orders[a], float(s)) for a, s in shares.items() if a in orders],
+        "search_value": float(value),
+    }
 
 
 class _RootActions:

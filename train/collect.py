@@ -19,8 +19,12 @@ features, the hand-written evaluator's value, the final outcome (1 win, 0 loss,
 ½ tie or truncation) — and, when the agent reports them after a decision through
 ``pop_search_report() -> dict | None``, the LLM fields: ``"value"`` (its score of
 the decision state), ``"proposals"`` (action labels it proposed) and ``"leaves"``
-(``[(BattleState, score), ...]`` for the leaf states it scored). They stay null for
-agents that report nothing.
+(``[(BattleState, score), ...]`` for the leaf states it scored); and the search
+fields: ``"search_policy"`` (``[(order, share), ...]``, the root visit shares of a
+search agent such as ``mcts`` or ``distilled``, stored over the action layout) and
+``"search_value"`` (the search's win chance of the position). They stay null for
+agents that report nothing. Collections of schema version 1 (before the search
+columns) are still read, with those columns null.
 
 **Files.** ``DIR/collection.json`` (schema version, format, agents, seed, encoder
 sizes) and ``DIR/shard-<first>-<last>.parquet`` files of ``--shard-battles`` battles
@@ -57,7 +61,9 @@ import numpy as np
 
 from train.config import config_parser, field_docs
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Schema versions read_collection still reads (older ones lack some columns: null there).
+READABLE_VERSIONS = (1, 2)
 MANIFEST = "collection.json"
 MAX_TURNS = 300
 LOOKAHEAD_FEATURES = 10
@@ -84,6 +90,12 @@ SCHEMA: list[tuple[str, str, str]] = [
     ("llm_proposals", "list<string>", "actions the LLM proposed (null: none reported)"),
     ("llm_leaf_states", "list<list<float32>>", "encodings of leaf states the LLM scored"),
     ("llm_leaf_scores", "list<float32>", "the LLM's scores of those leaves"),
+    (
+        "search_policy",
+        "list<float32>",
+        "the search's root visit shares over the action layout (null: none reported)",
+    ),
+    ("search_value", "float32", "the search's win chance of the state (null: none reported)"),
     ("outcome", "float32", "final result for this side: 1 win, 0 loss, 0.5 tie/truncated"),
     ("battle_turns", "int32", "turns the battle lasted"),
     ("truncated", "bool", "the battle hit the turn limit"),
@@ -297,8 +309,20 @@ class _Worker:
             "llm_proposals": None,
             "llm_leaf_states": None,
             "llm_leaf_scores": None,
+            "search_policy": None,
+            "search_value": None,
         }
         if report:
+            if report.get("search_policy"):
+                shares = np.zeros(self.codec.n_actions, dtype=np.float32)
+                for search_order, share in report["search_policy"]:
+                    try:
+                        shares[self.codec.from_order(search_order, battle)] += float(share)
+                    except IllegalActionError:
+                        continue
+                row["search_policy"] = shares if shares.sum() > 0 else None
+            if report.get("search_value") is not None and math.isfinite(report["search_value"]):
+                row["search_value"] = float(report["search_value"])
             if report.get("value") is not None:
                 row["llm_value"] = float(report["value"])
             if report.get("proposals") is not None:
@@ -420,11 +444,25 @@ def shard_paths(folder: str | Path) -> list[Path]:
     return sorted(Path(folder).glob("shard-*.parquet"))
 
 
-def collected_battles(folder: str | Path) -> set[int]:
-    """Battle ids in the folder's shards (read from each shard's metadata)."""
+def collected_battles(folder: str | Path, readable: Sequence[int] = (SCHEMA_VERSION,)) -> set[int]:
+    """Battle ids in the folder's shards (read from each shard's metadata); a shard of a
+    schema version not in ``readable`` is an error."""
+    ids: set[int] = set()
+    for path, version, battle_ids in _shard_metadata(folder):
+        if version not in readable:
+            raise CollectionError(
+                f"{path} has schema version {version}; this code writes {SCHEMA_VERSION}. "
+                "Collect into a new folder."
+            )
+        ids.update(battle_ids)
+    return ids
+
+
+def _shard_metadata(folder: str | Path) -> list[tuple[Path, int | str, list[int]]]:
+    """(path, schema version, battle ids) of every shard in the folder."""
     import pyarrow.parquet as pq
 
-    ids: set[int] = set()
+    out: list[tuple[Path, int | str, list[int]]] = []
     for path in shard_paths(folder):
         try:
             metadata = pq.read_schema(path).metadata or {}
@@ -433,14 +471,10 @@ def collected_battles(folder: str | Path) -> set[int]:
                 f"The shard {path} is unreadable ({exc}). Move it out of the folder and run "
                 "the same command again: its battles will be played again."
             ) from exc
-        version = metadata.get(b"pokegym.schema_version", b"?").decode()
-        if version != str(SCHEMA_VERSION):
-            raise CollectionError(
-                f"{path} has schema version {version}; this code writes {SCHEMA_VERSION}. "
-                "Collect into a new folder."
-            )
-        ids.update(json.loads(metadata.get(b"pokegym.battle_ids", b"[]")))
-    return ids
+        text = metadata.get(b"pokegym.schema_version", b"?").decode()
+        version: int | str = int(text) if text.isdigit() else text
+        out.append((path, version, json.loads(metadata.get(b"pokegym.battle_ids", b"[]"))))
+    return out
 
 
 def read_collection(folder: str | Path, columns: Iterable[str] | None = None) -> Any:
@@ -454,9 +488,19 @@ def read_collection(folder: str | Path, columns: Iterable[str] | None = None) ->
             f"No shard-*.parquet files in {folder}: collect battles first with "
             f"`pokegym collect --agents abyssal,one_step --battles 200 --out {folder}`."
         )
-    collected_battles(folder)  # checks versions
-    wanted = list(columns) if columns is not None else None
-    return pa.concat_tables([pq.read_table(p, columns=wanted) for p in paths])
+    collected_battles(folder, READABLE_VERSIONS)  # checks versions
+    schema = arrow_schema()
+    wanted = list(columns) if columns is not None else schema.names
+    tables = []
+    for path in paths:
+        present = set(pq.read_schema(path).names)
+        table = pq.read_table(path, columns=[c for c in wanted if c in present])
+        for name in wanted:  # a column an older schema version lacks: null
+            if name not in present:
+                kind = schema.field(name).type
+                table = table.append_column(name, pa.nulls(table.num_rows, type=kind))
+        tables.append(table.select(wanted))
+    return pa.concat_tables(tables)
 
 
 # --------------------------------------------------------------------- main

@@ -15,14 +15,24 @@ Heads (see :func:`policies.value_net.torch_network`):
     state, and of the leaf states it scored); skipped when the collection has none.
 (c) optionally (``--policy-head``) a **policy prior** over the environment's action
     layout from the observation encoding: masked cross-entropy on the actions taken,
-    by default only by sides that went on to win.
+    by default only by sides that went on to win (``--policy-target taken``), or on the
+    search's root visit shares where the collection has them (``--policy-target
+    search``: expert iteration, the search's improved move distribution as the target,
+    whoever won).
+
+``--init CHECKPOINT`` starts from a checkpoint (its architecture, weights and input
+normalisation; a head it lacks starts fresh), so a new collection refines the network
+instead of replacing it; ``--no-train-value`` then trains the policy head alone.
 
 Battles are split into training and held-out sets by battle (never a battle on both
-sides). Training stops early when the held-out log-loss has not improved for
-``--patience`` epochs, and the best epoch is kept. Held-out metrics for (a): log-loss,
+sides). Training stops early when the held-out loss has not improved for ``--patience``
+epochs, and the best epoch is kept: the value log-loss, plus ``policy_weight`` times the
+policy's cross-entropy with ``--policy-target search`` (only the latter with
+``--no-train-value``). Held-out metrics for (a): log-loss,
 Brier score and ROC AUC against the final result (ties left out), with the same metrics
 of the hand-written evaluator on the same rows for comparison; for (b) the mean absolute
-error to the LLM's scores; for (c) top-1 agreement.
+error to the LLM's scores; for (c) top-1 agreement (with the search's most visited
+action for ``search``) and, for ``search``, the cross-entropy to the visit shares.
 
 The output folder gets ``model.safetensors`` (weights and input normalisation) and
 ``config.json`` (architecture, this run's configuration, metrics, history); with
@@ -93,7 +103,14 @@ class DistillConfig:
     policy_weight: float = 0.5
     """Weight of the policy loss."""
     policy_winners_only: bool = True
-    """Imitate only the decisions of sides that won their battle."""
+    """Imitate only the decisions of sides that won their battle (``taken`` targets)."""
+    policy_target: str = "taken"
+    """Policy-head targets: ``taken`` (the action played) or ``search`` (the search's root
+    visit shares, in rows that have them: collect with a search agent such as ``distilled``)."""
+    init: str | None = None
+    """Start from this checkpoint folder (architecture, weights, input normalisation)."""
+    train_value: bool = True
+    """Train the value heads (off: only the policy head learns, e.g. after ``--init``)."""
     device: str = "auto"
     """``auto`` (GPU when present), ``cpu``, ``cuda`` or ``cuda:<index>``
     (:mod:`pokegym.devices`)."""
@@ -122,6 +139,7 @@ class Dataset:
     leaf_states: np.ndarray | None = None  # extra (state, llm score) pairs
     leaf_scores: np.ndarray | None = None
     leaf_battle: np.ndarray | None = None
+    search: np.ndarray | None = None  # [n, N_ACTIONS] root visit shares (zero rows: none)
 
 
 def _matrix(column: Any, width: int) -> np.ndarray:
@@ -172,6 +190,7 @@ def _concatenate(parts: list[Dataset]) -> Dataset:
     data.observations, data.masks, data.actions = cat("observations"), cat("masks"), cat("actions")
     data.leaf_states, data.leaf_scores = cat("leaf_states"), cat("leaf_scores")
     data.leaf_battle = cat("leaf_battle")
+    data.search = cat("search")
     return data
 
 
@@ -198,6 +217,8 @@ def _load_folder(folder: str, config: DistillConfig, offset: int = 0) -> Dataset
                "action_label", "llm_value", "llm_leaf_states", "llm_leaf_scores"]  # fmt: skip
     if config.policy_head:
         columns += ["observation", "action_mask", "action"]
+    if config.policy_head and config.policy_target == "search":
+        columns.append("search_policy")
     table = read_collection(folder, columns)
     n = table.num_rows
     if n == 0:
@@ -239,6 +260,14 @@ def _load_folder(folder: str, config: DistillConfig, offset: int = 0) -> Dataset
             table.column("action_mask").combine_chunks().values.to_numpy(), dtype=np.int8
         ).reshape(n, -1)
         data.actions = table.column("action").to_numpy().astype(np.int64)
+        if config.policy_target == "search":
+            from pokegym.actions import N_ACTIONS
+
+            shares = table.column("search_policy").to_pylist()
+            data.search = np.zeros((n, N_ACTIONS), dtype=np.float32)
+            for i, row in enumerate(shares):
+                if row is not None:
+                    data.search[i] = row
     return data
 
 
@@ -357,14 +386,53 @@ def value_metrics(p: np.ndarray, outcome: np.ndarray) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------- training
+POLICY_TARGETS = ("taken", "search")
+
+
+def soft_cross_entropy(logits: Any, target: Any) -> Any:
+    """Mean cross-entropy of (masked) logits to target distributions, one per row."""
+    import torch
+
+    return -(target * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+
+
+def selection_loss(metrics: dict[str, Any], config: DistillConfig) -> float:
+    """The held-out loss that picks the best epoch (see the module docstring)."""
+    policy = metrics.get("policy_ce")
+    if policy is None or math.isnan(policy):
+        return float(metrics["log_loss"])
+    if not config.train_value:
+        return float(policy)
+    return float(metrics["log_loss"]) + config.policy_weight * float(policy)
+
+
+def _load_matching(net: Any, weights: dict[str, np.ndarray]) -> set[str]:
+    """Copy the tensors of ``weights`` whose name and shape the network shares; their names."""
+    import torch
+
+    own = net.state_dict()
+    loaded = {k for k, v in weights.items() if k in own and tuple(own[k].shape) == v.shape}
+    with torch.no_grad():
+        for name in loaded:
+            own[name].copy_(torch.from_numpy(np.asarray(weights[name])))
+    return loaded
+
+
 def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     """Train, write the checkpoint, return the metrics."""
     import torch
     import torch.nn.functional as F
 
-    from policies.value_net import NetworkConfig, save_checkpoint, torch_network
+    from policies.value_net import NetworkConfig, load_checkpoint, save_checkpoint, torch_network
 
     say = log or (lambda text: print(text, file=sys.stderr))
+    if config.policy_target not in POLICY_TARGETS:
+        raise ValueError(
+            f"--policy-target is one of {', '.join(POLICY_TARGETS)}, not {config.policy_target!r}"
+        )
+    if not config.train_value and not config.policy_head:
+        raise ValueError("--no-train-value leaves only the policy head to train: add --policy-head")
+    start_from = load_checkpoint(config.init) if config.init else None
     if config.threads:
         torch.set_num_threads(config.threads)
     seed_everything(config.seed)
@@ -372,26 +440,43 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     held = split_battles(data.battle, config.val_fraction, config.seed)
     train_rows, val_rows = np.flatnonzero(~held), np.flatnonzero(held)
     has_llm = bool(np.isfinite(data.llm).any() or data.leaf_states is not None)
+    if data.search is not None and not data.search.any():
+        raise ValueError(
+            f"{config.data} has no search visit shares (--policy-target search): collect "
+            "with a search agent, e.g. `pokegym collect --agents distilled,abyssal --self-play`"
+        )
+    shape = start_from.config if start_from is not None else None
     net_config = NetworkConfig(
-        hidden=tuple(config.hidden), llm_head=has_llm, residual=config.residual,
+        hidden=shape.hidden if shape else tuple(config.hidden),
+        llm_head=has_llm or bool(shape and shape.llm_head),
+        residual=shape.residual if shape else config.residual,
         dropout=config.dropout,
         observation_features=data.observations.shape[1] if data.observations is not None else 0,
     )  # fmt: skip
     device = torch_device(config.device)
     net = torch_network(net_config).to(device)
+    loaded = _load_matching(net, start_from.weights) if start_from is not None else set()
+    if start_from is not None:
+        say(f"starting from {config.init}: {len(loaded)} tensors loaded")
     with torch.no_grad():
         mean = data.states[train_rows].mean(axis=0)
         std = data.states[train_rows].std(axis=0)
-        net.value_mean.copy_(torch.from_numpy(mean))
-        net.value_std.copy_(torch.from_numpy(np.where(std < 1e-4, 1.0, std).astype(np.float32)))
-        if data.observations is not None:
+        if "value_mean" not in loaded:
+            net.value_mean.copy_(torch.from_numpy(mean))
+            std = np.where(std < 1e-4, 1.0, std).astype(np.float32)
+            net.value_std.copy_(torch.from_numpy(std))
+        if data.observations is not None and "policy_mean" not in loaded:
             o_mean = data.observations[train_rows].mean(axis=0)
             o_std = data.observations[train_rows].std(axis=0)
             net.policy_mean.copy_(torch.from_numpy(o_mean))
             net.policy_std.copy_(
                 torch.from_numpy(np.where(o_std < 1e-4, 1.0, o_std).astype(np.float32))
             )
-    optimiser = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    if not config.train_value:
+        for name, parameter in net.named_parameters():
+            parameter.requires_grad_(name.startswith("policy."))
+    trainable = [p for p in net.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
     generator = torch.Generator().manual_seed(config.seed)
 
     def tensor(x: np.ndarray) -> Any:
@@ -402,11 +487,16 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     llm = tensor(np.nan_to_num(data.llm, nan=-1.0))
     llm_mask = tensor(np.isfinite(data.llm))
     policy_rows = None
+    soft = data.search is not None
     if data.observations is not None:
         assert data.actions is not None and data.masks is not None
-        usable = data.actions >= 0
-        if config.policy_winners_only:
-            usable &= data.outcome == 1.0
+        if data.search is not None:
+            usable = data.search.sum(axis=1) > 0
+            shares = tensor(data.search)
+        else:
+            usable = data.actions >= 0
+            if config.policy_winners_only:
+                usable &= data.outcome == 1.0
         policy_rows = usable
         observations = tensor(data.observations)
         masks = tensor(data.masks.astype(bool))
@@ -445,7 +535,12 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
                 if len(rows):
                     logits = net.policy_logits(observations[tensor(rows)])
                     logits = logits.masked_fill(~masks[tensor(rows)], -1e9)
-                    hit = (logits.argmax(-1) == actions[tensor(rows)]).float().mean()
+                    if soft:
+                        wanted = shares[tensor(rows)]
+                        hit = (logits.argmax(-1) == wanted.argmax(-1)).float().mean()
+                        metrics["policy_ce"] = float(soft_cross_entropy(logits, wanted).item())
+                    else:
+                        hit = (logits.argmax(-1) == actions[tensor(rows)]).float().mean()
                     metrics["policy_top1"] = float(hit.item())
         net.train()
         return metrics
@@ -476,13 +571,15 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
             rows = tensor(train_rows[permutation[begin : begin + config.batch_size]])
             win, llm_logit = net(states[rows])
             loss = F.binary_cross_entropy_with_logits(win, target[rows])
-            if llm_logit is not None:
+            if not config.train_value:
+                loss = loss.detach() * 0.0  # the value heads are fixed
+            if llm_logit is not None and config.train_value:
                 present = llm_mask[rows]
                 if bool(present.any()):
                     loss = loss + config.llm_weight * F.binary_cross_entropy_with_logits(
                         llm_logit[present], llm[rows][present]
                     )
-            if leaf_train is not None and len(leaf_train):
+            if leaf_train is not None and len(leaf_train) and config.train_value:
                 pick = torch.randint(len(leaf_train), (min(len(leaf_train), len(rows)),),
                                      generator=generator).numpy()  # fmt: skip
                 _, leaf_logit = net(leaf_states[tensor(leaf_train[pick])])
@@ -494,10 +591,15 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
                 if bool(ok.any()):
                     logits = net.policy_logits(observations[rows][ok])
                     logits = logits.masked_fill(~masks[rows][ok], -1e9)
-                    loss = loss + config.policy_weight * F.cross_entropy(logits, actions[rows][ok])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
+                    if soft:
+                        policy_loss = soft_cross_entropy(logits, shares[rows][ok])
+                    else:
+                        policy_loss = F.cross_entropy(logits, actions[rows][ok])
+                    loss = loss + config.policy_weight * policy_loss
+            if loss.requires_grad:  # (without value training, a batch may hold no policy row)
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
             total += float(loss.item()) * len(rows)
         metrics = evaluate()
         metrics["train_loss"] = total / len(train_rows)
@@ -507,8 +609,9 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
             f"{metrics['log_loss']:.4f} brier {metrics['brier']:.4f} auc {metrics['auc']:.4f}"
             + (f" llm_mae {metrics['llm_mae']:.4f}" if "llm_mae" in metrics else "")
             + (f" policy_top1 {metrics['policy_top1']:.3f}" if "policy_top1" in metrics else "")
+            + (f" policy_ce {metrics['policy_ce']:.4f}" if "policy_ce" in metrics else "")
         )
-        if metrics["log_loss"] < best["log_loss"] - 1e-5:
+        if selection_loss(metrics, config) < selection_loss(best, config) - 1e-5:
             best = {"epoch": epoch, **metrics}
             best_state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
             stale = 0
@@ -676,7 +779,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote {config.out} (epoch {best['epoch']}): held-out log-loss {best['log_loss']:.4f} "
           f"brier {best['brier']:.4f} auc {best['auc']:.4f} | hand-written evaluator "
           f"{base['log_loss']:.4f} / {base['brier']:.4f} / {base['auc']:.4f}"
-          + (f" | llm_mae {best['llm_mae']:.4f}" if "llm_mae" in best else ""))  # fmt: skip
+          + (f" | llm_mae {best['llm_mae']:.4f}" if "llm_mae" in best else "")
+          + (f" | policy top-1 {best['policy_top1']:.3f}" if "policy_top1" in best else "")
+          + (f" cross-entropy {best['policy_ce']:.4f}" if "policy_ce" in best else ""))  # fmt: skip
     return 0
 
 
