@@ -319,7 +319,7 @@ def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
      ("mcts:evaluator=oracle", "evaluator"), ("mcts:chance=maybe", "chance"),
      ("mcts:selection=ucb", "selection"), ("mcts:anchor=nobody", "anchor"),
      ("mcts:anchor_margin=2", "anchor_margin"), ("mcts:prior=llm", "prior"),
-     ("mcts:colour=red", "colour"),
+     ("mcts:colour=red", "colour"), ("mcts:prior=network", "policy head"),
      ("mcts:evaluator=network,checkpoint=/no/such/dir", "checkpoint")],
 )  # fmt: skip
 def test_bad_mcts_options_are_one_clear_error(spec, message):
@@ -341,3 +341,28 @@ def test_the_budget_benchmark_reports_the_agent_s_own_decisions(benchmark_script
     assert "median 40," in lines[2]
     with pytest.raises(SystemExit):
         bench.main(["--agent", "random"])
+
+
+def test_search_report_holds_visit_shares_and_the_visit_weighted_value():
+    from policies.mcts import RootStats
+    from policies.mcts_agent import search_report
+
+    stats = RootStats(actions=(["a", "b", "c"], ["x"]), visits=([3.0, 1.0, 0.0], [4.0]),
+                      values=([0.8, 0.4, float("nan")], [0.7]))  # fmt: skip
+    report = search_report(stats, {"a": "order-a", "b": "order-b", "c": "order-c"})
+    assert report["search_policy"] == [("order-a", 0.75), ("order-b", 0.25), ("order-c", 0.0)]
+    assert report["search_value"] == pytest.approx(0.75 * 0.8 + 0.25 * 0.4)
+
+
+def test_a_root_prior_replaces_the_base_prior_at_the_root_only():
+    from policies.mcts_agent import AnchoredPrior
+
+    class Base:
+        def prior(self, state, side, actions):
+            return [1.0 / len(actions)] * len(actions)
+
+    root, elsewhere = object(), object()
+    prior = AnchoredPrior(Base(), [root], favoured="b", share=0.5, root={"a": 0.6, "b": 0.2})
+    assert prior.prior(root, 0, ["a", "b", "c"]) == pytest.approx([0.375, 0.625, 0.0])
+    assert prior.prior(root, 1, ["a", "b"]) == pytest.approx([0.5, 0.5])  # their side: base
+    assert prior.prior(elsewhere, 0, ["a", "b"]) == pytest.approx([0.5, 0.5])
