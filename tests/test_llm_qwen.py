@@ -16,6 +16,7 @@ pytest.importorskip("transformers")
 
 from pokegym.llm import ModelBundleError, choice_schema, choose, make_model
 from pokegym.llm.bundle import BUNDLES, is_converted, part_files, verify_checkpoint
+from pokegym.llm.dtypes import choose_dtype
 
 try:
     part_files(BUNDLES["qwen-0.5b"])
@@ -41,7 +42,10 @@ def qwen():
 def test_bundle_is_converted_and_loads(qwen) -> None:
     bundle = BUNDLES["qwen-0.5b"]
     assert is_converted(bundle)
-    assert qwen.name == "qwen-0.5b" and qwen.dtype == "bfloat16"
+    assert qwen.name == "qwen-0.5b"
+    # The dtype was chosen for this machine's CPU, and the weights are in it.
+    assert qwen.dtype == choose_dtype("auto", qwen.device).dtype
+    assert str(next(qwen.model.parameters()).dtype) == f"torch.{qwen.dtype}"
     # The conversion recorded the digest of every file it wrote, and they still match.
     marker = json.loads((bundle.checkpoint_dir / "pokegym-bundle.json").read_text())
     weights = marker["files"]["model.safetensors"]

@@ -1,6 +1,6 @@
 """The model work of an LLM agent's turn, on the offline 0.5B bundle, by scoring vs. generation.
 
-    pokegym bench llm [--quick] [--model qwen-0.5b] [--dtype bfloat16]
+    pokegym bench llm [--quick] [--model qwen-0.5b] [--dtype auto]
 
 The prompt is a real battle's: a seeded Gen 9 OU battle is played (random legal
 moves) until our side has 12 legal actions, and its prompt is rendered with team,
@@ -27,6 +27,8 @@ import time
 from typing import Any
 
 import numpy as np
+
+from pokegym.llm.dtypes import cpu_capability
 
 
 def _battle_at_12_actions(seed: int = 7) -> tuple[Any, Any, Any]:
@@ -93,7 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pokegym bench llm", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one repetition instead of three")
     parser.add_argument("--model", default="qwen-0.5b")
-    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", "bfloat16", "float32"],
+        help="auto: bfloat16 where the CPU computes it natively, else float32",
+    )
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument(
         "--threads",
@@ -127,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - start
     prompt_tokens = model.count_tokens(action_messages)
     print(
-        f"model {model.name} ({args.dtype}, {torch.get_num_threads()} threads), loaded in "
+        f"model {model.name} ({model.dtype}: {getattr(model, 'dtype_reason', 'as asked')}; "
+        f"{torch.get_num_threads()} threads; CPU capability {cpu_capability()}), loaded in "
         f"{load_s:.2f} s; battle turn {battle.turn}, prompt {prompt_tokens} tokens, "
         f"{len(labels)} legal actions, "
         f"{len(opponent_labels)} opponent options, {len(leaves)} leaves, {repeats} repetition(s)"

@@ -1,6 +1,6 @@
 """``pokegym llm ...``: check that a model loads and how fast it runs here.
 
-pokegym llm check [--model qwen-0.5b] [--dtype bfloat16] [--prompt-tokens 1500] [--reconvert]
+pokegym llm check [--model qwen-0.5b] [--dtype auto] [--prompt-tokens 1500] [--reconvert]
 pokegym llm list
 pokegym llm server build|start [--model qwen-0.5b] [--port 8000]
 """
@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from pokegym.llm.base import LLMError
+from pokegym.llm.dtypes import cpu_capability
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,7 +26,12 @@ def _parser() -> argparse.ArgumentParser:
         default="qwen-0.5b",
         help="a bundle name (qwen-0.5b, qwen-1.5b) or a transformers checkpoint folder",
     )
-    check.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    check.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", "bfloat16", "float32"],
+        help="auto: bfloat16 where the CPU computes it natively, else float32",
+    )
     check.add_argument("--prompt-tokens", type=int, default=1500, help="prefill length")
     check.add_argument("--decode-tokens", type=int, default=32, help="tokens to generate")
     check.add_argument("--threads", type=int, default=None, help="torch CPU threads")
@@ -126,8 +132,9 @@ def _check(args: argparse.Namespace) -> int:
     model = TransformersModel(folder, dtype=args.dtype, name=name, threads=args.threads)
     print(
         f"load        {time.perf_counter() - start:.2f} s with imports, "
-        f"{model.load_seconds:.2f} s from_pretrained ({args.dtype}, "
-        f"{torch.get_num_threads()} threads)"
+        f"{model.load_seconds:.2f} s from_pretrained ({model.dtype}, "
+        f"{torch.get_num_threads()} threads; CPU capability {cpu_capability()})\n"
+        f"dtype       {model.dtype}: {model.dtype_reason}"
     )
     filler = " ".join(
         f"Turn {k}: Great Tusk used Headlong Rush; Gholdengo lost 38% of its HP."

@@ -11,8 +11,10 @@ Speed comes from not computing the same prompt twice:
   prefix. Options are tokenized on their own, so a prompt meant for scoring should end
   at a natural token boundary (a newline, or the chat template's answer header).
 
-bfloat16 is the default: on CPUs with AMX or AVX512-BF16 it is about twice as fast
-as float32 for the same answers up to rounding. The model runs on a CUDA GPU when
+The dtype is chosen for the machine by default (``dtype="auto"``, see
+:mod:`pokegym.llm.dtypes`): bfloat16 on CPUs with AMX or AVX512-BF16, where it is about
+twice as fast as float32 for the same answers up to rounding; float32 on CPUs that would
+only emulate bfloat16 (many times slower there). The model runs on a CUDA GPU when
 torch sees one (``device="auto"``, see :mod:`pokegym.devices`); the scores and
 answers are the same as on the CPU up to rounding.
 """
@@ -74,7 +76,8 @@ class TransformersModel:
     Args:
         model: a folder (``config.json``, weights, tokenizer) or a hub id (needs network
             on first use). Use :func:`pokegym.llm.make_model` for the offline bundles.
-        dtype: ``"bfloat16"`` (default), ``"float32"`` or ``"float16"``.
+        dtype: ``"auto"`` (default: chosen for the machine, :func:`~pokegym.llm.dtypes.
+            choose_dtype`), ``"bfloat16"``, ``"float32"`` or ``"float16"``.
         name: the name reported in results (default: the folder's name).
         max_prefixes: how many prompt prefixes keep their key/value cache.
         max_batch: most rows run in one forward pass when scoring (memory bound).
@@ -89,7 +92,7 @@ class TransformersModel:
         self,
         model: str | Path,
         *,
-        dtype: str = "bfloat16",
+        dtype: str = "auto",
         name: str | None = None,
         max_prefixes: int = 4,
         max_batch: int = 32,
@@ -99,9 +102,11 @@ class TransformersModel:
         torch = _import_torch()
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if dtype not in ("bfloat16", "float32", "float16"):
-            raise ValueError(f"dtype is bfloat16, float32 or float16, got {dtype!r}")
+        from pokegym.llm.dtypes import choose_dtype
+
         self.device = torch_device(device)
+        choice = choose_dtype(dtype, self.device)
+        dtype = choice.dtype
         if threads:
             torch.set_num_threads(threads)
         start = time.perf_counter()
@@ -120,6 +125,7 @@ class TransformersModel:
         self.load_seconds = time.perf_counter() - start
         self.name = name or Path(source).name or source
         self.dtype = dtype
+        self.dtype_reason = choice.reason
         self.max_prefixes = max_prefixes
         self.max_batch = max_batch
         self._torch = torch
