@@ -28,7 +28,7 @@ from poke_env.battle import AbstractBattle, Pokemon
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
 
 from pokegym.actions import ActionCodec
-from pokegym.llm import Cost, LanguageModel, make_model
+from pokegym.llm import Cost, LanguageModel, call_deadline, make_model
 from pokegym.text import LegalAction
 from policies.base import Policy
 
@@ -328,7 +328,8 @@ class LLMPolicy(Policy):
             if len(battle.valid_orders) == 1:
                 return battle.valid_orders[0]
             deadline = Deadline(start + self.decision_seconds(battle))
-            return self.decide(battle, deadline)
+            with call_deadline(deadline.at):  # a model call past it stops (LLMError)
+                return self.decide(battle, deadline)
         finally:
             self.clock.spent(battle.battle_tag, time.monotonic() - start)
 

@@ -53,7 +53,7 @@ from typing import Any
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
-from pokegym.llm import LanguageModel, LLMError, ScoreRequest, choose
+from pokegym.llm import LanguageModel, LLMError, ScoreRequest, call_deadline, choose
 from pokegym.text import VALUE_BUCKETS, BattlePrompter
 from pokegym.world.data import Dex
 from pokegym.world.lookahead import one_step_lookahead
@@ -515,7 +515,8 @@ class PokeChampPolicy(MinimaxPolicy):
         self._root = None
         self.last_search = None
         try:
-            order = super().choose(battle)
+            with call_deadline(self._deadline.at):  # a model call past it stops (LLMError)
+                order = super().choose(battle)
             if self.last_search is not None:
                 self.depths.append(self.last_search.last_tree.depth_completed)
             self._log_tree(battle)

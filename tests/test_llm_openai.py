@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
-from pokegym.llm import EndpointError, choose, make_model
+from pokegym.llm import DeadlineExceededError, EndpointError, call_deadline, choose, make_model
 
 SECRET = "sk-test-secret-value"
 
@@ -147,3 +148,24 @@ def test_http_error_is_not_retried(endpoint: str) -> None:
     with pytest.raises(EndpointError, match="HTTP 404"):
         model.complete(PROMPT)
     assert len(Handler.seen) == 1  # one attempt: a 404 is not retried
+
+
+def test_a_passed_deadline_sends_nothing(endpoint: str) -> None:
+    model = make_model("openai", model="qwen", base_url=endpoint)
+    with call_deadline(time.monotonic() - 1.0), pytest.raises(DeadlineExceededError):
+        model.complete(PROMPT)
+    assert Handler.seen == []
+
+
+def test_a_server_that_never_answers_is_cut_at_the_deadline() -> None:
+    with socket.socket() as silent:  # accepts connections (backlog) but never replies
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        port = silent.getsockname()[1]
+        model = make_model("openai", model="qwen", base_url=f"http://127.0.0.1:{port}/v1",
+                           timeout=600.0, retries=3)  # fmt: skip
+        with call_deadline(time.monotonic() + 0.5):
+            with pytest.raises(DeadlineExceededError, match="deadline"):
+                model.complete(PROMPT)
+            decision = choose(model, PROMPT, ["move A", "move B"], fallback=1)
+        assert decision.used_fallback and "DeadlineExceededError" in decision.errors[0]

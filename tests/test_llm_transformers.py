@@ -161,3 +161,65 @@ def test_cpu_and_gpu_give_the_same_scores_and_answers(tiny: TransformersModel, t
         for got, want in zip(scores, cpu_scores, strict=True):
             assert got == pytest.approx(want, abs=2e-3)
         assert answer == cpu_answer
+
+
+class TickingClock:
+    """A monotonic clock that moves one second every time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_a_prompt_past_its_deadline_stops_and_the_next_call_resumes_it(tiny) -> None:
+    from pokegym.llm import DeadlineExceededError, call_deadline
+
+    clock = TickingClock()
+    model = TransformersModel(tiny.model.name_or_path, dtype="float32", prefill_chunk=4,
+                              clock=clock)  # fmt: skip
+    prompt = model.tokenize(model.render(PROMPT))
+    assert len(prompt) > 12
+    # The deadline is checked before each 4-token chunk, one second apart: two chunks run.
+    with call_deadline(clock.now + 2.5), pytest.raises(DeadlineExceededError, match="prompt"):
+        model.score(PROMPT, OPTIONS)
+    resumed = model.score(PROMPT, OPTIONS)  # no deadline: finishes, from the 8 tokens kept
+    assert resumed.cost.cached_tokens == 8
+    tiny.clear_cache()
+    whole = tiny.score(PROMPT, OPTIONS)  # one pass, no chunks
+    assert resumed.logprobs == pytest.approx(whole.logprobs, abs=1e-3)
+
+
+def test_generation_and_scoring_stop_at_the_deadline(tiny) -> None:
+    from pokegym.llm import DeadlineExceededError, call_deadline
+
+    clock = TickingClock()
+    model = TransformersModel(tiny.model.name_or_path, dtype="float32", clock=clock)
+    model.score(PROMPT, OPTIONS)  # the prompt is cached: only generation is left to check
+    with call_deadline(clock.now + 5.5), pytest.raises(DeadlineExceededError, match="generation"):
+        model.complete(PROMPT, max_tokens=40)
+    with call_deadline(clock.now + 0.5), pytest.raises(DeadlineExceededError, match="scoring"):
+        model.score(PROMPT, OPTIONS)  # the prompt is cached: the options' batch is checked
+    decision = None
+    with call_deadline(clock.now - 1.0):  # choose() answers its fallback
+        decision = choose(model, PROMPT, OPTIONS, method="generate", fallback=2)
+    assert decision.used_fallback and decision.option == OPTIONS[2]
+    assert "DeadlineExceededError" in decision.errors[0]
+    completion = model.complete(PROMPT, max_tokens=3)  # without a deadline: as before
+    assert completion.cost.tokens_out <= 3
+
+
+def test_deadlines_nest_to_the_earlier_one() -> None:
+    from pokegym.llm.base import call_deadline, current_deadline
+
+    assert current_deadline() is None
+    with call_deadline(50.0):
+        with call_deadline(80.0):
+            assert current_deadline() == 50.0
+        with call_deadline(None):
+            assert current_deadline() == 50.0
+        with call_deadline(20.0):
+            assert current_deadline() == 20.0
+    assert current_deadline() is None

@@ -26,6 +26,7 @@ from pokegym.llm.base import (
     Completion,
     ConvertedModelError,
     Cost,
+    DeadlineExceededError,
     EndpointError,
     LanguageModel,
     LLMError,
@@ -34,6 +35,7 @@ from pokegym.llm.base import (
     Prompt,
     ScoreRequest,
     Scores,
+    call_deadline,
 )
 from pokegym.llm.decide import Decision, choice_schema, choose, parse_json_answer
 
@@ -45,6 +47,7 @@ __all__ = [
     "Completion",
     "ConvertedModelError",
     "Cost",
+    "DeadlineExceededError",
     "Decision",
     "EndpointError",
     "LLMError",
@@ -54,6 +57,7 @@ __all__ = [
     "Prompt",
     "ScoreRequest",
     "Scores",
+    "call_deadline",
     "choice_schema",
     "choose",
     "make_model",

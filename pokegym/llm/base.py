@@ -12,12 +12,22 @@ and call:
   pass, sharing whatever prefix they have in common (e.g. the leaves of a search).
 
 Every answer carries a :class:`Cost`: tokens in and out, calls and seconds.
+
+**Deadlines.** Inside ``with call_deadline(at):`` (``at`` a ``time.monotonic()``
+instant; the agents set it to their decision's deadline) a backend that supports it
+stops a call that runs past ``at`` and raises :class:`DeadlineExceededError`: the
+``transformers`` backend between chunks of the prompt, between generated tokens and
+between scoring batches; ``openai`` by shortening the request's timeout. Backends that
+do not know about deadlines ignore it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -56,6 +66,40 @@ class AnswerFormatError(LLMError, ValueError):
 
 class BackendNotAvailableError(LLMError):
     """A backend's Python packages are not installed."""
+
+
+class DeadlineExceededError(LLMError):
+    """A model call ran past the deadline set by :func:`call_deadline` and was stopped."""
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "pokegym_llm_deadline", default=None
+)
+
+
+@contextlib.contextmanager
+def call_deadline(at: float | None) -> Iterator[None]:
+    """Model calls inside this block stop at ``at`` (a ``time.monotonic()`` instant;
+    None: no deadline). Nested blocks keep the earlier of the two deadlines."""
+    outer = _DEADLINE.get()
+    if at is not None and outer is not None:
+        at = min(at, outer)
+    token = _DEADLINE.set(at if at is not None else outer)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def current_deadline() -> float | None:
+    """The ``time.monotonic()`` instant model calls must end by (None: no deadline)."""
+    return _DEADLINE.get()
+
+
+def seconds_left(clock: Any = time.monotonic) -> float | None:
+    """Seconds until the current deadline by ``clock`` (None: no deadline)."""
+    at = _DEADLINE.get()
+    return None if at is None else at - clock()
 
 
 @dataclass

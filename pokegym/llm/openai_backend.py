@@ -34,12 +34,14 @@ from typing import Any
 from pokegym.llm.base import (
     Completion,
     Cost,
+    DeadlineExceededError,
     EndpointError,
     LLMError,
     Prompt,
     ScoreRequest,
     Scores,
     check_options,
+    seconds_left,
 )
 
 UNLISTED_LOGPROB = -100.0
@@ -107,10 +109,22 @@ class OpenAIModel:
         problem = ""
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
+                pause = min(0.5 * 2 ** (attempt - 1), 4.0)
+                left = seconds_left()
+                if left is not None and left <= pause:
+                    break  # no time for another try: report what failed
+                time.sleep(pause)
+            timeout = self.timeout
+            left = seconds_left()
+            if left is not None:
+                if left <= 0:
+                    raise DeadlineExceededError(
+                        f"{self.model}: the call's deadline passed before the request to {url}"
+                    )
+                timeout = min(timeout, left)
             request = urllib.request.Request(url, data=data, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with urllib.request.urlopen(request, timeout=timeout) as response:
                     return dict(json.loads(response.read()))
             except urllib.error.HTTPError as error:
                 detail = error.read()[:300].decode("utf-8", "replace")
@@ -120,6 +134,11 @@ class OpenAIModel:
             except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
                 reason = getattr(error, "reason", error)
                 problem = f"{type(error).__name__}: {reason}"
+                left = seconds_left()
+                if left is not None and left <= 0:
+                    raise DeadlineExceededError(
+                        f"{self.model}: {url} did not answer before the call's deadline ({problem})"
+                    ) from None
             except json.JSONDecodeError:
                 problem = "the answer was not JSON"
                 break

@@ -11,6 +11,12 @@ Speed comes from not computing the same prompt twice:
   prefix. Options are tokenized on their own, so a prompt meant for scoring should end
   at a natural token boundary (a newline, or the chat template's answer header).
 
+**Deadlines**: inside :func:`pokegym.llm.call_deadline` a call stops once the deadline
+passes, and raises :class:`~pokegym.llm.DeadlineExceededError`: the prompt is computed in
+chunks of ``prefill_chunk`` tokens with the deadline checked between them (the chunks
+already computed stay in the prefix cache, so the next call on that prompt resumes from
+them), generation checks before each token, scoring before each batch.
+
 The dtype is chosen for the machine by default (``dtype="auto"``, see
 :mod:`pokegym.llm.dtypes`): bfloat16 on CPUs with AMX or AVX512-BF16, where it is about
 twice as fast as float32 for the same answers up to rounding; float32 on CPUs that would
@@ -24,7 +30,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,11 +40,13 @@ from pokegym.llm.base import (
     BackendNotAvailableError,
     Completion,
     Cost,
+    DeadlineExceededError,
     LLMError,
     Prompt,
     ScoreRequest,
     Scores,
     check_options,
+    seconds_left,
 )
 from pokegym.llm.schema import finite_json_choices
 
@@ -84,6 +92,9 @@ class TransformersModel:
         threads: torch CPU threads (default: torch's choice).
         device: ``"auto"`` (default: the first CUDA GPU if torch sees one, else the
             CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:<index>"``.
+        prefill_chunk: prompt tokens computed per forward pass (the deadline is checked
+            between chunks).
+        clock: the ``time.monotonic``-like clock deadlines are read with (injectable).
     """
 
     backend = "transformers"
@@ -98,6 +109,8 @@ class TransformersModel:
         max_batch: int = 32,
         threads: int | None = None,
         device: str = "auto",
+        prefill_chunk: int = 512,
+        clock: Callable[[], float] = time.monotonic,
     ):
         torch = _import_torch()
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -128,6 +141,10 @@ class TransformersModel:
         self.dtype_reason = choice.reason
         self.max_prefixes = max_prefixes
         self.max_batch = max_batch
+        if prefill_chunk < 1:
+            raise ValueError("prefill_chunk is a number of tokens (1 or more)")
+        self.prefill_chunk = int(prefill_chunk)
+        self.clock = clock
         self._torch = torch
         self._prefixes: list[_Prefix] = []
         self._eos = self._eos_ids()
@@ -194,8 +211,23 @@ class TransformersModel:
     def _kv_of(self, out: Any) -> list[tuple[Any, Any]]:
         return [(layer.keys, layer.values) for layer in self._out_cache(out).layers]
 
+    def _check_deadline(self, what: str) -> None:
+        left = seconds_left(self.clock)
+        if left is not None and left <= 0:
+            raise DeadlineExceededError(
+                f"{self.name}: {what} ran {-left:.2f} s past the call's deadline and was stopped"
+            )
+
+    def _remember(self, entry: _Prefix) -> None:
+        self._prefixes.append(entry)
+        if len(self._prefixes) > self.max_prefixes:
+            self._prefixes.pop(0)
+
     def _prefill(self, ids: list[int]) -> tuple[_Prefix, int, int]:
-        """Keys/values and last logits of ``ids``; returns (entry, computed, reused)."""
+        """Keys/values and last logits of ``ids``; returns (entry, computed, reused).
+
+        The new tokens run in chunks of ``prefill_chunk``; past the deadline, what was
+        computed is kept in the prefix cache and :class:`DeadlineExceededError` raised."""
         torch = self._torch
         key = tuple(ids)
         best, reuse = None, 0
@@ -207,21 +239,29 @@ class TransformersModel:
             common = min(_common_length(entry.ids, key), len(ids) - 1)
             if common > reuse:
                 best, reuse = entry, common
-        rest = torch.tensor([ids[reuse:]], dtype=torch.long, device=self.device)
-        kwargs: dict[str, Any] = {"use_cache": True}
         if best is not None and reuse > 0:
-            kwargs[self._cache_kw] = self._cache(
-                [(k[:, :, :reuse], v[:, :, :reuse]) for k, v in best.kv]
-            )
+            cache = self._cache([(k[:, :, :reuse], v[:, :, :reuse]) for k, v in best.kv])
         else:
             from transformers import DynamicCache
 
-            kwargs[self._cache_kw] = DynamicCache(config=self.model.config)
-        out = self.model(input_ids=rest, logits_to_keep=1, **kwargs)
+            cache = DynamicCache(config=self.model.config)
+        done, out = reuse, None
+        while done < len(ids):
+            try:
+                self._check_deadline(f"the prompt ({done} of {len(ids)} tokens computed)")
+            except DeadlineExceededError:
+                if out is not None:  # keep the chunks computed: the next call resumes there
+                    self._remember(_Prefix(key[:done], self._kv_of(out), out.logits[0, -1].float()))
+                raise
+            chunk = ids[done : done + self.prefill_chunk]
+            rest = torch.tensor([chunk], dtype=torch.long, device=self.device)
+            out = self.model(input_ids=rest, logits_to_keep=1, use_cache=True,
+                             **{self._cache_kw: cache})  # fmt: skip
+            cache = self._out_cache(out)
+            done += len(chunk)
+        assert out is not None  # reuse < len(ids): at least one chunk ran
         entry = _Prefix(key, self._kv_of(out), out.logits[0, -1].float())
-        self._prefixes.append(entry)
-        if len(self._prefixes) > self.max_prefixes:
-            self._prefixes.pop(0)
+        self._remember(entry)
         return entry, len(ids) - reuse, reuse
 
     def _forward_rows(
@@ -286,6 +326,7 @@ class TransformersModel:
             rests = [p[common:] for p in prompts]
             first_logp = []
             if any(rests):
+                self._check_deadline("scoring")
                 # Stage A: each request's own remainder, as one padded batch.
                 kv = [(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in entry.kv]
                 past = torch.ones((n, common), dtype=torch.long, device=self.device)
@@ -316,6 +357,7 @@ class TransformersModel:
             shared = not any(rests)
             for c in range(0, len(jobs), self.max_batch):
                 chunk = jobs[c : c + self.max_batch]
+                self._check_deadline(f"scoring (batch {c // self.max_batch + 1})")
                 index = torch.tensor(
                     [0 if shared else i for i, _ in chunk], dtype=torch.long, device=self.device
                 )
@@ -406,6 +448,7 @@ class TransformersModel:
                     if not node.children:
                         finish = "stop"
                         break
+                self._check_deadline(f"generation ({len(out_ids)} tokens out)")
                 out = self.model(
                     input_ids=torch.tensor([[token]], dtype=torch.long, device=self.device),
                     position_ids=torch.tensor([[position]], dtype=torch.long, device=self.device),
