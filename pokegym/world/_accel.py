@@ -1,4 +1,4 @@
-"""The compiled world model: ``speed``, ``state``, ``damage`` and ``transition`` built with mypyc.
+"""The compiled world model: speed, state, the damage calculator and transition, built with mypyc.
 
 The Python modules stay the source of truth. ``pokegym accel build`` (``make setup``
 runs it) compiles a snapshot of them with mypyc into
@@ -34,7 +34,10 @@ from pathlib import Path
 
 from pokegym.errors import PokegymError
 
-MODULES = ("speed", "state", "damage", "transition")
+MODULES = (
+    "speed", "state", "damage_tables", "damage_moves", "combatant", "damage_context",
+    "damage_stats", "damage_power", "damage", "transition",
+)  # fmt: skip
 # The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"
 # Bumped when the build recipe below changes, so that older builds are not used.
