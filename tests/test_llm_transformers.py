@@ -182,14 +182,28 @@ def test_a_prompt_past_its_deadline_stops_and_the_next_call_resumes_it(tiny) -> 
                               clock=clock)  # fmt: skip
     prompt = model.tokenize(model.render(PROMPT))
     assert len(prompt) > 12
-    # The deadline is checked before each 4-token chunk, one second apart: two chunks run.
-    with call_deadline(clock.now + 2.5), pytest.raises(DeadlineExceededError, match="prompt"):
+    # The deadline is checked before each 4-token chunk; the clock passes it after a few.
+    with call_deadline(clock.now + 6.5), pytest.raises(DeadlineExceededError, match="prompt"):
         model.score(PROMPT, OPTIONS)
-    resumed = model.score(PROMPT, OPTIONS)  # no deadline: finishes, from the 8 tokens kept
-    assert resumed.cost.cached_tokens == 8
+    resumed = model.score(PROMPT, OPTIONS)  # no deadline: finishes from the chunks kept
+    kept = resumed.cost.cached_tokens
+    assert 0 < kept < len(prompt) and kept % 4 == 0
     tiny.clear_cache()
     whole = tiny.score(PROMPT, OPTIONS)  # one pass, no chunks
     assert resumed.logprobs == pytest.approx(whole.logprobs, abs=1e-3)
+
+
+def test_chunks_shrink_to_what_fits_before_the_deadline(tiny) -> None:
+    from pokegym.llm import call_deadline
+
+    model = TransformersModel(tiny.model.name_or_path, dtype="float32", clock=lambda: 10.0)
+    assert model._chunk_tokens() == 512  # nothing measured, no deadline: the full chunk
+    model._measured_prefill(200, 2.0)  # 100 prompt tokens per second
+    with call_deadline(10.4):  # 0.4 s left: half of it computes 20 tokens
+        assert model._chunk_tokens() == 20
+    with call_deadline(10.01):
+        assert model._chunk_tokens() == 16  # never fewer than MIN_CHUNK
+    assert model._chunk_tokens() == 512
 
 
 def test_generation_and_scoring_stop_at_the_deadline(tiny) -> None:

@@ -63,6 +63,10 @@ def _import_torch() -> Any:
     return torch
 
 
+#: The fewest prompt tokens one forward pass computes when a deadline shrinks the chunks.
+MIN_CHUNK = 16
+
+
 @dataclass
 class _Prefix:
     ids: tuple[int, ...]
@@ -144,6 +148,7 @@ class TransformersModel:
         if prefill_chunk < 1:
             raise ValueError("prefill_chunk is a number of tokens (1 or more)")
         self.prefill_chunk = int(prefill_chunk)
+        self._prefill_rate: float | None = None  # prompt tokens per second, measured
         self.clock = clock
         self._torch = torch
         self._prefixes: list[_Prefix] = []
@@ -218,6 +223,23 @@ class TransformersModel:
                 f"{self.name}: {what} ran {-left:.2f} s past the call's deadline and was stopped"
             )
 
+    def _chunk_tokens(self) -> int:
+        """Prompt tokens for the next forward pass: ``prefill_chunk``, fewer when the
+        deadline is near (what the measured rate computes in half the time left), so a
+        chunk does not run far past it; at least ``MIN_CHUNK``."""
+        left = seconds_left(self.clock)
+        if left is None or self._prefill_rate is None:
+            return self.prefill_chunk
+        fits = int(0.5 * left * self._prefill_rate)
+        return max(MIN_CHUNK, min(self.prefill_chunk, fits))
+
+    def _measured_prefill(self, tokens: int, seconds: float) -> None:
+        if tokens < MIN_CHUNK or seconds <= 0:
+            return
+        rate = tokens / seconds
+        old = self._prefill_rate
+        self._prefill_rate = rate if old is None else 0.5 * old + 0.5 * rate
+
     def _remember(self, entry: _Prefix) -> None:
         self._prefixes.append(entry)
         if len(self._prefixes) > self.max_prefixes:
@@ -253,10 +275,12 @@ class TransformersModel:
                 if out is not None:  # keep the chunks computed: the next call resumes there
                     self._remember(_Prefix(key[:done], self._kv_of(out), out.logits[0, -1].float()))
                 raise
-            chunk = ids[done : done + self.prefill_chunk]
+            chunk = ids[done : done + self._chunk_tokens()]
             rest = torch.tensor([chunk], dtype=torch.long, device=self.device)
+            began = self.clock()
             out = self.model(input_ids=rest, logits_to_keep=1, use_cache=True,
                              **{self._cache_kw: cache})  # fmt: skip
+            self._measured_prefill(len(chunk), self.clock() - began)
             cache = self._out_cache(out)
             done += len(chunk)
         assert out is not None  # reuse < len(ids): at least one chunk ran
