@@ -16,9 +16,9 @@ The hogs are stopped when the benchmark ends, also on Ctrl-C and SIGTERM.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,30 +29,21 @@ from pokegym.llm.dtypes import choose_dtype, cpu_capability
 from pokegym.stats import percentile
 
 
-def _spin() -> None:  # pragma: no cover - runs in the hog processes
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the hogs
-    while True:
-        pass
-
-
 @contextmanager
-def cpu_hogs(count: int) -> Iterator[list[Any]]:
+def cpu_hogs(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
     """``count`` processes that keep one core each busy until the block ends."""
-    context = multiprocessing.get_context("spawn")
-    hogs = [context.Process(target=_spin, daemon=True) for _ in range(count)]
+    hogs: list[subprocess.Popen[bytes]] = []
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally below
     try:
-        for hog in hogs:
-            hog.start()
+        for _ in range(count):
+            hogs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
         yield hogs
     finally:
         for hog in hogs:
-            hog.terminate()
+            hog.kill()
         for hog in hogs:
-            hog.join(5)
-            if hog.is_alive():
-                hog.kill()
+            hog.wait()
         signal.signal(signal.SIGTERM, previous)
 
 
@@ -60,7 +51,7 @@ def run(agent: str, opponent: str, battles: int, seed: int, fmt: str) -> dict[st
     config = ArenaConfig(agents=[agent, opponent], battle_format=fmt, battles_per_pair=battles,
                          seed=seed, concurrency=1)  # fmt: skip
     result = run_arena(config)
-    name = result.agents()[0]
+    name = result.agents[0]
     stats = result.agent_stats[name]
     record = result.record(name)
     latencies = sorted(stats.latencies) or [0.0]

@@ -531,6 +531,7 @@ def _showdown(args: argparse.Namespace) -> int:
     raise PokegymError(f"Unknown action {args.action!r}")
 
 
+# Long on purpose: every subcommand's arguments, declared in one place (a list to read).
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pokegym", description="Pokémon Showdown battles as RL environments, and agents."

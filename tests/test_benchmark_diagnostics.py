@@ -78,3 +78,19 @@ def test_the_value_probe_without_a_model_compares_the_other_two(tmp_path):
         summary["network"]["auc"] - summary["heuristic"]["auc"]
     )
     assert -1.0 <= summary["spearman_heuristic_network"] <= 1.0
+
+
+def test_cpu_hogs_run_inside_the_block_and_are_gone_after(benchmark_script):
+    llm_clock = benchmark_script("llm_clock")
+    with llm_clock.cpu_hogs(2) as hogs:
+        assert len(hogs) == 2 and all(h.poll() is None for h in hogs)  # running
+    assert all(h.poll() is not None for h in hogs)  # stopped and reaped
+
+
+@pytest.mark.slow
+def test_the_clock_benchmark_reads_the_arena_s_records(benchmark_script):
+    llm_clock = benchmark_script("llm_clock")
+    row = llm_clock.run("max_power", "random", 1, 0, "gen9randombattle")
+    assert row["agent"] == "max_power" and row["wins"] + row["losses"] <= 1
+    assert row["clock_losses"] == 0 and row["decisions"] > 0
+    assert 0 <= row["median"] <= row["p95"] <= row["max"]

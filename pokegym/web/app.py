@@ -103,6 +103,8 @@ class BrowserSession:
         await self.app(scope, receive, send_with_cookie)
 
 
+# Long on purpose: the routes are closures over ``manager``, declared together with the
+# route table that names them.
 def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any:
     """The Starlette application over ``manager`` (which the app closes at shutdown);
     ``hosts``: the Host headers it answers (None: any)."""

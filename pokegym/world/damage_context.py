@@ -301,9 +301,13 @@ def _weight_power(ratio_hg: int) -> int:
     return 20
 
 
+# Long on purpose: the steps Showdown takes before the formula (Max Move, type-changing
+# abilities and moves, weather and terrain in effect, Protean, charging turns), in the
+# order of ``trySpreadMoveHit``, each of which reads what the one before it decided.
 def _prepare(
     dex: Dex, atk: Combatant, dfn: Combatant, move_id: str, fld: Field, target_moved: bool | None
 ) -> tuple[_Ctx, _MoveData]:
+    """The :class:`_Ctx` of one question and the move's data as it is used."""
     m = _move_data(dex, move_id)
     dynamax_note = ""
     if "dynamax" in atk.volatiles and m.category != "Status":

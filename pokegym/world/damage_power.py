@@ -31,6 +31,9 @@ from pokegym.world.damage_tables import (
 )
 
 
+# Long on purpose: one branch per move with a ``basePowerCallback`` and one handler per
+# effect of the ``BasePower`` event, in Showdown's order, read top to bottom against
+# data/moves.js and the event's handlers; split up, that order would be hard to check.
 def _base_power(ctx: _Ctx, hit: int, first_hit: bool) -> int:
     """Base power after the move's callback, the BasePower event and the Tera floor."""
     m, atk, dfn = ctx.move, ctx.atk, ctx.dfn

@@ -29,7 +29,10 @@ def _speed_stat(ctx: _Ctx, c: Combatant, ability: str, item: str, paradox: str, 
     return _speed(ctx, c, ability, item, paradox, side)
 
 
+# Long on purpose: the ``ModifyAtk``/``ModifySpA`` handlers of every ability, item and
+# side condition, in Showdown's order (one list, checked against data/*.js).
 def _attack_stat(ctx: _Ctx, crit: bool) -> int:
+    """The attacking stat with stages (crit rules) and the ``ModifyAtk``/``SpA`` event."""
     m, atk, dfn = ctx.move, ctx.atk, ctx.dfn
     physical = ctx.category == "Physical"
     stat_name = m.offensive_stat or ("atk" if physical else "spa")
