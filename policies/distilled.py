@@ -29,6 +29,7 @@ built for that checkpoint (``pokegym memorize`` or ``pokegym distill --memory``)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import math
@@ -419,9 +420,9 @@ def make_distilled(search: str = "mcts", **options: Any) -> Any:
         return DistilledPolicy(**options)
     if search != "mcts":
         raise ValueError(f"search is one of {', '.join(SEARCHES)}, not {search!r}")
-    from policies.mcts_agent import MCTSPolicy
+    from policies.mcts_agent import MCTSOptions, MCTSPolicy
 
-    mcts_options = set(inspect.signature(MCTSPolicy).parameters)
+    mcts_options = {f.name for f in dataclasses.fields(MCTSOptions)} | {"seed"}
     maximin_options = set(inspect.signature(DistilledPolicy).parameters)
     maximin_only = sorted((set(options) - mcts_options) & maximin_options)
     if maximin_only:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -174,92 +175,96 @@ class AnchoredPrior:
         return probs
 
 
-class MCTSPolicy(Policy):
-    """Simultaneous-move MCTS over sampled determinizations (see the module docstring).
+@dataclass(frozen=True)
+class MCTSOptions:
+    """The ``mcts`` agent's options (``mcts:key=value,...``), checked when built."""
 
-    Args:
-        budget: seconds of search per decision.
-        iterations: a fixed number of iterations per decision instead (0: use ``budget``);
-            with a seed this makes every decision reproducible.
-        determinizations: opponent-set guesses searched per decision (one tree each).
-        evaluator: ``heuristic`` or ``network`` leaves.
-        checkpoint: the value network's checkpoint folder (``evaluator=network``).
-        selection: ``duct`` or ``exp3`` (see :class:`~policies.mcts.SearchConfig`).
-        exploration: UCB1's ``c`` (``exp3``: the share of uniform exploration).
-        max_turns: depth below the root (in turns) at which states are evaluated.
-        chance: ``expected`` (the world model's expected turn) or ``sampled``.
-        prior: ``heuristic`` (:class:`HeuristicPrior` at every node; PUCT), ``network``
-            (the checkpoint's policy head for our root actions, :class:`HeuristicPrior`
-            elsewhere; the checkpoint needs that head) or ``none`` (UCB1, unless an anchor
-            is set).
-        prior_weight: scale of PUCT's prior term.
-        anchor: ``abyssal``: the rule-based agent's choice gets ``anchor_share`` of the
-            root prior (PUCT), or ``none``.
-        anchor_margin: with an anchor, the search's most visited action replaces the
-            anchor's only when its mean value is higher by more than this (win chance;
-            1: the search always decides).
-        alive_weight: ``evaluator=heuristic`` only: the value of each Pokémon left over
-            and above its HP (see :class:`~policies.search.HeuristicEvaluator`).
-        tera: allow Terastallization among our root actions.
-    """
+    budget: float = 0.5
+    """Seconds of search per decision."""
+    iterations: int = 0
+    """A fixed number of iterations per decision instead (0: use ``budget``); with a
+    seed this makes every decision reproducible."""
+    determinizations: int = 4
+    """Opponent-set guesses searched per decision (one tree each)."""
+    evaluator: str = "heuristic"
+    """``heuristic`` or ``network`` leaves."""
+    checkpoint: str | None = None
+    """The value network's checkpoint folder (``evaluator=network``, ``prior=network``)."""
+    selection: str = "duct"
+    """``duct`` or ``exp3`` (see :class:`~policies.mcts.SearchConfig`)."""
+    exploration: float = 0.6
+    """UCB1's ``c`` (``exp3``: the share of uniform exploration)."""
+    max_turns: int = 6
+    """Depth below the root (in turns) at which states are evaluated."""
+    chance: str = "expected"
+    """``expected`` (the world model's expected turn) or ``sampled``."""
+    prior: str = "none"
+    """``heuristic`` (:class:`HeuristicPrior` at every node; PUCT), ``network`` (the
+    checkpoint's policy head for our root actions, :class:`HeuristicPrior` elsewhere; the
+    checkpoint needs that head) or ``none`` (UCB1, unless an anchor is set)."""
+    prior_weight: float = 1.0
+    """Scale of PUCT's prior term."""
+    anchor: str = "none"
+    """``abyssal``: the rule-based agent's choice gets ``anchor_share`` of the root prior
+    (PUCT), or ``none``."""
+    anchor_share: float = 0.5
+    """The anchor's share of the root prior, in (0, 1)."""
+    anchor_margin: float = 1.0
+    """With an anchor, the search's most visited action replaces the anchor's only when
+    its mean value is higher by more than this (win chance; 1: the search always decides)."""
+    alive_weight: float = 0.0
+    """``evaluator=heuristic`` only: the value of each Pokémon left over and above its HP
+    (see :class:`~policies.search.HeuristicEvaluator`)."""
+    tera: bool = True
+    """Allow Terastallization among our root actions."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # spec values arrive typed literally: 1 for 1.0, "1" never
+            value = getattr(self, f.name)
+            if f.type == "float" and isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, f.name, float(value))
+        if not self.budget > 0:
+            raise ValueError("budget is the seconds of search per decision (> 0)")
+        if self.iterations < 0:
+            raise ValueError("iterations is a number of iterations per decision (0: use budget)")
+        if self.determinizations < 1:
+            raise ValueError("determinizations is the number of trees per decision (1 or more)")
+        for name, allowed in (("evaluator", EVALUATORS), ("chance", CHANCE_MODES),
+                              ("prior", PRIORS), ("anchor", ANCHORS)):  # fmt: skip
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"{name} is one of {', '.join(allowed)}, not {value!r}")
+        if not 0.0 < self.anchor_share < 1.0:
+            raise ValueError("anchor_share is the anchor's share of the root prior, in (0, 1)")
+        if not 0.0 <= self.anchor_margin <= 1.0:
+            raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
+        if self.alive_weight < 0:
+            raise ValueError("alive_weight is a weight per Pokémon left (>= 0)")
+        self.search_config()  # checks selection, exploration, max_turns, prior_weight
+
+    def search_config(self) -> SearchConfig:
+        return SearchConfig(selection=self.selection, exploration=self.exploration,
+                            max_turns=self.max_turns, chance=self.chance == "sampled",
+                            prior_weight=self.prior_weight)  # fmt: skip
+
+
+class MCTSPolicy(Policy):
+    """Simultaneous-move MCTS over sampled determinizations (see the module docstring);
+    the options are :class:`MCTSOptions`' fields, as keywords."""
 
     name = "mcts"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        budget: float = 0.5,
-        iterations: int = 0,
-        determinizations: int = 4,
-        evaluator: str = "heuristic",
-        checkpoint: str | None = None,
-        selection: str = "duct",
-        exploration: float = 0.6,
-        max_turns: int = 6,
-        chance: str = "expected",
-        prior: str = "none",
-        prior_weight: float = 1.0,
-        anchor: str = "none",
-        anchor_share: float = 0.5,
-        anchor_margin: float = 1.0,
-        alive_weight: float = 0.0,
-        tera: bool = True,
-    ):
+    def __init__(self, seed: int | None = None, **options: Any):
         super().__init__(seed)
-        if not float(budget) > 0:
-            raise ValueError("budget is the seconds of search per decision (> 0)")
-        if int(iterations) < 0:
-            raise ValueError("iterations is a number of iterations per decision (0: use budget)")
-        if int(determinizations) < 1:
-            raise ValueError("determinizations is the number of trees per decision (1 or more)")
-        if evaluator not in EVALUATORS:
-            raise ValueError(f"evaluator is one of {', '.join(EVALUATORS)}, not {evaluator!r}")
-        if chance not in CHANCE_MODES:
-            raise ValueError(f"chance is one of {', '.join(CHANCE_MODES)}, not {chance!r}")
-        if prior not in PRIORS:
-            raise ValueError(f"prior is one of {', '.join(PRIORS)}, not {prior!r}")
-        if anchor not in ANCHORS:
-            raise ValueError(f"anchor is one of {', '.join(ANCHORS)}, not {anchor!r}")
-        if not 0.0 < float(anchor_share) < 1.0:
-            raise ValueError("anchor_share is the anchor's share of the root prior, in (0, 1)")
-        self.config = SearchConfig(selection=str(selection), exploration=float(exploration),
-                                   max_turns=int(max_turns), chance=chance == "sampled",
-                                   prior_weight=float(prior_weight))  # fmt: skip
-        self.budget = float(budget)
-        self.iterations = int(iterations)
-        self.determinizations = int(determinizations)
-        self.evaluator_name = evaluator
-        self.chance = chance
-        self.prior_name = prior
-        self.anchor_name = anchor
-        self.anchor_share = float(anchor_share)
-        if not 0.0 <= float(anchor_margin) <= 1.0:
-            raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
-        self.anchor_margin = float(anchor_margin)
-        if float(alive_weight) < 0:
-            raise ValueError("alive_weight is a weight per Pokémon left (>= 0)")
-        self.alive_weight = float(alive_weight)
-        self.tera = bool(tera)
+        o = self.options = MCTSOptions(**options)
+        self.config = o.search_config()
+        self.budget, self.iterations, self.determinizations = (o.budget, o.iterations,
+                                                                o.determinizations)  # fmt: skip
+        self.evaluator_name, self.chance, self.prior_name = o.evaluator, o.chance, o.prior
+        self.anchor_name, self.anchor_share, self.anchor_margin = (o.anchor, o.anchor_share,
+                                                                   o.anchor_margin)  # fmt: skip
+        self.alive_weight, self.tera = o.alive_weight, o.tera
+        evaluator, prior, checkpoint, anchor = o.evaluator, o.prior, o.checkpoint, o.anchor
         self.network: Any = None
         if evaluator == "network" or prior == "network":
             from policies.value_net import agent_network
