@@ -396,6 +396,30 @@ def soft_cross_entropy(logits: Any, target: Any) -> Any:
     return -(target * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
 
 
+def search_target_baselines(
+    shares: np.ndarray, masks: np.ndarray, train_rows: np.ndarray, val_rows: np.ndarray
+) -> dict[str, float]:
+    """What a policy head has to beat on held-out rows: the visit shares' own entropy (the
+    floor), and the cross-entropy of a uniform prior over the legal actions and of the
+    action slots' frequencies in the training rows (masked to the legal actions)."""
+    if not len(val_rows):
+        return {}
+    target, legal = shares[val_rows].astype(np.float64), masks[val_rows].astype(bool)
+
+    def cross_entropy(q: np.ndarray) -> float:
+        q = np.where(legal, q, 0.0)
+        q = q / np.maximum(q.sum(axis=1, keepdims=True), 1e-12)
+        return float(-(target * np.log(np.clip(q, 1e-12, 1.0))).sum(axis=1).mean())
+
+    frequency = shares[train_rows].mean(axis=0) + 1e-6 if len(train_rows) else 1.0
+    entropy = -(target * np.log(np.clip(target, 1e-12, 1.0))).sum(axis=1).mean()
+    return {
+        "entropy": float(entropy),
+        "uniform_ce": cross_entropy(np.ones_like(target)),
+        "frequency_ce": cross_entropy(np.broadcast_to(frequency, target.shape).copy()),
+    }
+
+
 def selection_loss(metrics: dict[str, Any], config: DistillConfig) -> float:
     """The held-out loss that picks the best epoch (see the module docstring)."""
     policy = metrics.get("policy_ce")
@@ -555,6 +579,17 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
         f"hand-written evaluator on the held-out rows: log-loss {baseline['log_loss']:.4f} "
         f"brier {baseline['brier']:.4f} auc {baseline['auc']:.4f}"
     )
+    policy_baselines: dict[str, float] = {}
+    if data.search is not None and data.masks is not None and policy_rows is not None:
+        policy_baselines = search_target_baselines(
+            data.search, data.masks, train_rows[policy_rows[train_rows]],
+            val_rows[policy_rows[val_rows]],
+        )  # fmt: skip
+        say(
+            f"search visit shares on the held-out rows: entropy {policy_baselines['entropy']:.4f};"
+            f" cross-entropy of uniform-over-legal {policy_baselines['uniform_ce']:.4f}, of the "
+            f"training rows' action-slot frequencies {policy_baselines['frequency_ce']:.4f}"
+        )
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
     best_state: dict[str, Any] | None = None
@@ -630,6 +665,7 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
         "best": best,
         "initial": first,
         "baseline_heuristic": baseline,
+        "baseline_policy": policy_baselines,
         "calibration": calibration(p_val[decided], data.outcome[val_rows][decided]),
         "battles": len(np.unique(data.battle)),
         "decisions": len(data.states),
