@@ -445,9 +445,8 @@ def _load_matching(net: Any, weights: dict[str, np.ndarray]) -> set[str]:
 def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     """Train, write the checkpoint, return the metrics."""
     import torch
-    import torch.nn.functional as F
 
-    from policies.value_net import NetworkConfig, load_checkpoint, save_checkpoint, torch_network
+    from policies.value_net import load_checkpoint, save_checkpoint
 
     say = log or (lambda text: print(text, file=sys.stderr))
     if config.policy_target not in POLICY_TARGETS:
@@ -463,203 +462,53 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     data = load_dataset(config)
     held = split_battles(data.battle, config.val_fraction, config.seed)
     train_rows, val_rows = np.flatnonzero(~held), np.flatnonzero(held)
-    has_llm = bool(np.isfinite(data.llm).any() or data.leaf_states is not None)
     if data.search is not None and not data.search.any():
         raise ValueError(
             f"{config.data} has no search visit shares (--policy-target search): collect "
             "with a search agent, e.g. `pokegym collect --agents distilled,abyssal --self-play`"
         )
-    shape = start_from.config if start_from is not None else None
-    net_config = NetworkConfig(
-        hidden=shape.hidden if shape else tuple(config.hidden),
-        llm_head=has_llm or bool(shape and shape.llm_head),
-        residual=shape.residual if shape else config.residual,
-        dropout=config.dropout,
-        observation_features=data.observations.shape[1] if data.observations is not None else 0,
-    )  # fmt: skip
-    device = torch_device(config.device)
-    net = torch_network(net_config).to(device)
-    loaded = _load_matching(net, start_from.weights) if start_from is not None else set()
-    if start_from is not None:
-        say(f"starting from {config.init}: {len(loaded)} tensors loaded")
-    with torch.no_grad():
-        mean = data.states[train_rows].mean(axis=0)
-        std = data.states[train_rows].std(axis=0)
-        if "value_mean" not in loaded:
-            net.value_mean.copy_(torch.from_numpy(mean))
-            std = np.where(std < 1e-4, 1.0, std).astype(np.float32)
-            net.value_std.copy_(torch.from_numpy(std))
-        if data.observations is not None and "policy_mean" not in loaded:
-            o_mean = data.observations[train_rows].mean(axis=0)
-            o_std = data.observations[train_rows].std(axis=0)
-            net.policy_mean.copy_(torch.from_numpy(o_mean))
-            net.policy_std.copy_(
-                torch.from_numpy(np.where(o_std < 1e-4, 1.0, o_std).astype(np.float32))
-            )
-    if not config.train_value:
-        for name, parameter in net.named_parameters():
-            parameter.requires_grad_(name.startswith("policy."))
-    trainable = [p for p in net.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
-    generator = torch.Generator().manual_seed(config.seed)
-
-    def tensor(x: np.ndarray) -> Any:
-        return torch.from_numpy(np.array(x, copy=True)).to(device)
-
-    states = tensor(data.states)
-    target = tensor(data.target)
-    llm = tensor(np.nan_to_num(data.llm, nan=-1.0))
-    llm_mask = tensor(np.isfinite(data.llm))
-    policy_rows = None
-    soft = data.search is not None
-    if data.observations is not None:
-        assert data.actions is not None and data.masks is not None
-        if data.search is not None:
-            usable = data.search.sum(axis=1) > 0
-            shares = tensor(data.search)
-        else:
-            usable = data.actions >= 0
-            if config.policy_winners_only:
-                usable &= data.outcome == 1.0
-        policy_rows = usable
-        observations = tensor(data.observations)
-        masks = tensor(data.masks.astype(bool))
-        actions = tensor(np.maximum(data.actions, 0))
-        policy_ok = tensor(usable)
-    leaf_train = leaf_val = None
-    if data.leaf_states is not None:
-        assert data.leaf_battle is not None and data.leaf_scores is not None
-        leaf_held = np.isin(data.leaf_battle, np.unique(data.battle[val_rows]))
-        leaf_train, leaf_val = np.flatnonzero(~leaf_held), np.flatnonzero(leaf_held)
-        leaf_states, leaf_scores = tensor(data.leaf_states), tensor(data.leaf_scores)
-
-    def evaluate() -> dict[str, Any]:
-        net.eval()
-        with torch.no_grad():
-            win, llm_logit = net(states[tensor(val_rows)])
-            p = torch.sigmoid(win).cpu().numpy().astype(np.float64)
-            metrics: dict[str, Any] = value_metrics(p, data.outcome[val_rows])
-            metrics["target_loss"] = float(
-                F.binary_cross_entropy_with_logits(win, target[tensor(val_rows)]).item()
-            )
-            if has_llm:
-                errors = []
-                if llm_logit is not None:
-                    present = np.isfinite(data.llm[val_rows])
-                    if present.any():
-                        q = torch.sigmoid(llm_logit).cpu().numpy()[present]
-                        errors += list(np.abs(q - data.llm[val_rows][present]))
-                if leaf_val is not None and len(leaf_val):
-                    _, leaf_logit = net(leaf_states[tensor(leaf_val)])
-                    q = torch.sigmoid(leaf_logit).cpu().numpy()
-                    errors += list(np.abs(q - data.leaf_scores[leaf_val]))  # type: ignore[index]
-                metrics["llm_mae"] = float(np.mean(errors)) if errors else math.nan
-            if policy_rows is not None:
-                rows = val_rows[policy_rows[val_rows]]
-                if len(rows):
-                    logits = net.policy_logits(observations[tensor(rows)])
-                    logits = logits.masked_fill(~masks[tensor(rows)], -1e9)
-                    if soft:
-                        wanted = shares[tensor(rows)]
-                        hit = (logits.argmax(-1) == wanted.argmax(-1)).float().mean()
-                        metrics["policy_ce"] = float(soft_cross_entropy(logits, wanted).item())
-                    else:
-                        hit = (logits.argmax(-1) == actions[tensor(rows)]).float().mean()
-                    metrics["policy_top1"] = float(hit.item())
-        net.train()
-        return metrics
-
+    run = _Trainer(config, data, train_rows, val_rows, start_from, say)
     baseline = value_metrics(data.heuristic[val_rows].astype(np.float64), data.outcome[val_rows])
     say(
         f"{len(np.unique(data.battle))} battles, {len(data.states)} decisions "
-        f"({len(train_rows)} train / {len(val_rows)} held out); device {device}; "
-        f"targets {config.targets}; LLM labels: {'yes' if has_llm else 'none (head b skipped)'}"
+        f"({len(train_rows)} train / {len(val_rows)} held out); device {run.device}; "
+        f"targets {config.targets}; LLM labels: "
+        f"{'yes' if run.has_llm else 'none (head b skipped)'}"
     )
     say(
         f"hand-written evaluator on the held-out rows: log-loss {baseline['log_loss']:.4f} "
         f"brier {baseline['brier']:.4f} auc {baseline['auc']:.4f}"
     )
     policy_baselines: dict[str, float] = {}
-    if data.search is not None and data.masks is not None and policy_rows is not None:
+    if data.search is not None and data.masks is not None and run.policy_rows is not None:
+        usable = run.policy_rows
         policy_baselines = search_target_baselines(
-            data.search, data.masks, train_rows[policy_rows[train_rows]],
-            val_rows[policy_rows[val_rows]],
-        )  # fmt: skip
+            data.search, data.masks, train_rows[usable[train_rows]], val_rows[usable[val_rows]]
+        )
         say(
             f"search visit shares on the held-out rows: entropy {policy_baselines['entropy']:.4f};"
             f" cross-entropy of uniform-over-legal {policy_baselines['uniform_ce']:.4f}, of the "
             f"training rows' action-slot frequencies {policy_baselines['frequency_ce']:.4f}"
         )
-    history: list[dict[str, Any]] = []
-    best: dict[str, Any] | None = None
-    best_state: dict[str, Any] | None = None
-    stale = 0
     start = time.perf_counter()
-    first = evaluate()
-    history.append({"epoch": 0, **first})
-    best = {"epoch": 0, **first}
-    best_state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    first = run.evaluate()
+    history: list[dict[str, Any]] = [{"epoch": 0, **first}]
+    best: dict[str, Any] = {"epoch": 0, **first}
+    best_state = run.snapshot()
+    stale = 0
     for epoch in range(1, config.max_epochs + 1):
-        permutation = torch.randperm(len(train_rows), generator=generator).numpy()
-        total = 0.0
-        for begin in range(0, len(permutation), config.batch_size):
-            rows = tensor(train_rows[permutation[begin : begin + config.batch_size]])
-            win, llm_logit = net(states[rows])
-            loss = F.binary_cross_entropy_with_logits(win, target[rows])
-            if not config.train_value:
-                loss = loss.detach() * 0.0  # the value heads are fixed
-            if llm_logit is not None and config.train_value:
-                present = llm_mask[rows]
-                if bool(present.any()):
-                    loss = loss + config.llm_weight * F.binary_cross_entropy_with_logits(
-                        llm_logit[present], llm[rows][present]
-                    )
-            if leaf_train is not None and len(leaf_train) and config.train_value:
-                pick = torch.randint(len(leaf_train), (min(len(leaf_train), len(rows)),),
-                                     generator=generator).numpy()  # fmt: skip
-                _, leaf_logit = net(leaf_states[tensor(leaf_train[pick])])
-                loss = loss + config.llm_weight * F.binary_cross_entropy_with_logits(
-                    leaf_logit, leaf_scores[tensor(leaf_train[pick])]
-                )
-            if policy_rows is not None:
-                ok = policy_ok[rows]
-                if bool(ok.any()):
-                    logits = net.policy_logits(observations[rows][ok])
-                    logits = logits.masked_fill(~masks[rows][ok], -1e9)
-                    if soft:
-                        policy_loss = soft_cross_entropy(logits, shares[rows][ok])
-                    else:
-                        policy_loss = F.cross_entropy(logits, actions[rows][ok])
-                    loss = loss + config.policy_weight * policy_loss
-            if loss.requires_grad:  # (without value training, a batch may hold no policy row)
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-            total += float(loss.item()) * len(rows)
-        metrics = evaluate()
-        metrics["train_loss"] = total / len(train_rows)
+        train_loss = run.epoch()
+        metrics = {**run.evaluate(), "train_loss": train_loss}
         history.append({"epoch": epoch, **metrics})
-        say(
-            f"epoch {epoch:3d}: train {metrics['train_loss']:.4f}  held-out log-loss "
-            f"{metrics['log_loss']:.4f} brier {metrics['brier']:.4f} auc {metrics['auc']:.4f}"
-            + (f" llm_mae {metrics['llm_mae']:.4f}" if "llm_mae" in metrics else "")
-            + (f" policy_top1 {metrics['policy_top1']:.3f}" if "policy_top1" in metrics else "")
-            + (f" policy_ce {metrics['policy_ce']:.4f}" if "policy_ce" in metrics else "")
-        )
+        say(_epoch_line(epoch, metrics))
         if selection_loss(metrics, config) < selection_loss(best, config) - 1e-5:
-            best = {"epoch": epoch, **metrics}
-            best_state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-            stale = 0
+            best, best_state, stale = {"epoch": epoch, **metrics}, run.snapshot(), 0
         else:
             stale += 1
             if stale >= config.patience:
                 say(f"early stop: no held-out improvement for {config.patience} epochs")
                 break
-    assert best is not None and best_state is not None
-    net.load_state_dict(best_state)
-    net.eval()
-    with torch.no_grad():
-        p_val = torch.sigmoid(net(states[tensor(val_rows)])[0]).cpu().numpy()
+    p_val = run.restore(best_state)
     decided = data.outcome[val_rows] != 0.5
     summary = {
         "best": best,
@@ -672,16 +521,239 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
         "train_rows": len(train_rows),
         "held_out_rows": len(val_rows),
         "seconds": time.perf_counter() - start,
-        "device": str(device),
+        "device": str(run.device),
     }
     weights = {k: v.numpy() for k, v in best_state.items()}
     resolved = {**dataclasses.asdict(config), "hidden": list(config.hidden)}
-    save_checkpoint(config.out, net_config, weights,
+    save_checkpoint(config.out, run.net_config, weights,
                     {"training": resolved, "metrics": summary, "history": history})  # fmt: skip
     if config.memory:
         build_memory(config.out, data, train_rows).save(config.memory)
         summary["memory"] = config.memory
     return summary
+
+
+def _epoch_line(epoch: int, metrics: dict[str, Any]) -> str:
+    return (
+        f"epoch {epoch:3d}: train {metrics['train_loss']:.4f}  held-out log-loss "
+        f"{metrics['log_loss']:.4f} brier {metrics['brier']:.4f} auc {metrics['auc']:.4f}"
+        + (f" llm_mae {metrics['llm_mae']:.4f}" if "llm_mae" in metrics else "")
+        + (f" policy_top1 {metrics['policy_top1']:.3f}" if "policy_top1" in metrics else "")
+        + (f" policy_ce {metrics['policy_ce']:.4f}" if "policy_ce" in metrics else "")
+    )
+
+
+class _Trainer:
+    """One run's network, optimiser and tensors: :meth:`epoch` trains one pass over the
+    training rows, :meth:`evaluate` measures the held-out rows (see :func:`train`)."""
+
+    def __init__(
+        self,
+        config: DistillConfig,
+        data: Dataset,
+        train_rows: np.ndarray,
+        val_rows: np.ndarray,
+        start_from: Any,
+        say: Any,
+    ):
+        import torch
+
+        from policies.value_net import NetworkConfig, torch_network
+
+        self.config, self.data = config, data
+        self.train_rows, self.val_rows = train_rows, val_rows
+        self.has_llm = bool(np.isfinite(data.llm).any() or data.leaf_states is not None)
+        shape = start_from.config if start_from is not None else None
+        self.net_config = NetworkConfig(
+            hidden=shape.hidden if shape else tuple(config.hidden),
+            llm_head=self.has_llm or bool(shape and shape.llm_head),
+            residual=shape.residual if shape else config.residual,
+            dropout=config.dropout,
+            observation_features=(data.observations.shape[1]
+                                  if data.observations is not None else 0),
+        )  # fmt: skip
+        self.device = torch_device(config.device)
+        net = self.net = torch_network(self.net_config).to(self.device)
+        loaded = _load_matching(net, start_from.weights) if start_from is not None else set()
+        if start_from is not None:
+            say(f"starting from {config.init}: {len(loaded)} tensors loaded")
+        self._normalise(loaded)
+        if not config.train_value:
+            for name, parameter in net.named_parameters():
+                parameter.requires_grad_(name.startswith("policy."))
+        trainable = [p for p in net.parameters() if p.requires_grad]
+        self.optimiser = torch.optim.AdamW(trainable, lr=config.lr,
+                                           weight_decay=config.weight_decay)  # fmt: skip
+        self.generator = torch.Generator().manual_seed(config.seed)
+        tensor = self.tensor
+        self.states, self.target = tensor(data.states), tensor(data.target)
+        self.llm = tensor(np.nan_to_num(data.llm, nan=-1.0))
+        self.llm_mask = tensor(np.isfinite(data.llm))
+        self.policy_rows: np.ndarray | None = None
+        self.soft = data.search is not None
+        if data.observations is not None:
+            assert data.actions is not None and data.masks is not None
+            if data.search is not None:
+                usable = data.search.sum(axis=1) > 0
+                self.shares = tensor(data.search)
+            else:
+                usable = data.actions >= 0
+                if config.policy_winners_only:
+                    usable &= data.outcome == 1.0
+            self.policy_rows = usable
+            self.observations = tensor(data.observations)
+            self.masks = tensor(data.masks.astype(bool))
+            self.actions = tensor(np.maximum(data.actions, 0))
+            self.policy_ok = tensor(usable)
+        self.leaf_train: np.ndarray | None = None
+        self.leaf_val: np.ndarray | None = None
+        if data.leaf_states is not None:
+            assert data.leaf_battle is not None and data.leaf_scores is not None
+            leaf_held = np.isin(data.leaf_battle, np.unique(data.battle[val_rows]))
+            self.leaf_train, self.leaf_val = np.flatnonzero(~leaf_held), np.flatnonzero(leaf_held)
+            self.leaf_states, self.leaf_scores = tensor(data.leaf_states), tensor(data.leaf_scores)
+
+    def tensor(self, x: np.ndarray) -> Any:
+        import torch
+
+        return torch.from_numpy(np.array(x, copy=True)).to(self.device)
+
+    def _normalise(self, loaded: set[str]) -> None:
+        """Input normalisation from the training rows, where the start did not bring one."""
+        import torch
+
+        data, rows, net = self.data, self.train_rows, self.net
+        with torch.no_grad():
+            if "value_mean" not in loaded:
+                std = data.states[rows].std(axis=0)
+                net.value_mean.copy_(torch.from_numpy(data.states[rows].mean(axis=0)))
+                net.value_std.copy_(torch.from_numpy(np.where(std < 1e-4, 1.0, std)
+                                                     .astype(np.float32)))  # fmt: skip
+            if data.observations is not None and "policy_mean" not in loaded:
+                o_std = data.observations[rows].std(axis=0)
+                net.policy_mean.copy_(torch.from_numpy(data.observations[rows].mean(axis=0)))
+                net.policy_std.copy_(torch.from_numpy(np.where(o_std < 1e-4, 1.0, o_std)
+                                                      .astype(np.float32)))  # fmt: skip
+
+    def snapshot(self) -> dict[str, Any]:
+        return {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()}
+
+    def restore(self, state: dict[str, Any]) -> np.ndarray:
+        """Load ``state``; return its win probabilities on the held-out rows."""
+        import torch
+
+        self.net.load_state_dict(state)
+        self.net.eval()
+        with torch.no_grad():
+            win = self.net(self.states[self.tensor(self.val_rows)])[0]
+            return torch.sigmoid(win).cpu().numpy()  # type: ignore[no-any-return]
+
+    def epoch(self) -> float:
+        """One pass over the training rows in a seeded order; the mean training loss."""
+        import torch
+
+        config, rows_all = self.config, self.train_rows
+        permutation = torch.randperm(len(rows_all), generator=self.generator).numpy()
+        total = 0.0
+        for begin in range(0, len(permutation), config.batch_size):
+            rows = self.tensor(rows_all[permutation[begin : begin + config.batch_size]])
+            loss = self.batch_loss(rows)
+            if loss.requires_grad:  # (without value training, a batch may hold no policy row)
+                self.optimiser.zero_grad()
+                loss.backward()
+                self.optimiser.step()
+            total += float(loss.item()) * len(rows)
+        return total / len(rows_all)
+
+    def batch_loss(self, rows: Any) -> Any:
+        import torch
+        import torch.nn.functional as F
+
+        config, net = self.config, self.net
+        win, llm_logit = net(self.states[rows])
+        loss = F.binary_cross_entropy_with_logits(win, self.target[rows])
+        if not config.train_value:
+            loss = loss.detach() * 0.0  # the value heads are fixed
+        if llm_logit is not None and config.train_value:
+            present = self.llm_mask[rows]
+            if bool(present.any()):
+                loss = loss + config.llm_weight * F.binary_cross_entropy_with_logits(
+                    llm_logit[present], self.llm[rows][present]
+                )
+        leaf_train = self.leaf_train
+        if leaf_train is not None and len(leaf_train) and config.train_value:
+            pick = torch.randint(len(leaf_train), (min(len(leaf_train), len(rows)),),
+                                 generator=self.generator).numpy()  # fmt: skip
+            _, leaf_logit = net(self.leaf_states[self.tensor(leaf_train[pick])])
+            loss = loss + config.llm_weight * F.binary_cross_entropy_with_logits(
+                leaf_logit, self.leaf_scores[self.tensor(leaf_train[pick])]
+            )
+        if self.policy_rows is not None:
+            ok = self.policy_ok[rows]
+            if bool(ok.any()):
+                logits = net.policy_logits(self.observations[rows][ok])
+                logits = logits.masked_fill(~self.masks[rows][ok], -1e9)
+                if self.soft:
+                    policy_loss = soft_cross_entropy(logits, self.shares[rows][ok])
+                else:
+                    policy_loss = F.cross_entropy(logits, self.actions[rows][ok])
+                loss = loss + config.policy_weight * policy_loss
+        return loss
+
+    def evaluate(self) -> dict[str, Any]:
+        """Held-out metrics of every head the run trains."""
+        import torch
+        import torch.nn.functional as F
+
+        data, val_rows, net, tensor = self.data, self.val_rows, self.net, self.tensor
+        net.eval()
+        with torch.no_grad():
+            win, llm_logit = net(self.states[tensor(val_rows)])
+            p = torch.sigmoid(win).cpu().numpy().astype(np.float64)
+            metrics: dict[str, Any] = value_metrics(p, data.outcome[val_rows])
+            metrics["target_loss"] = float(
+                F.binary_cross_entropy_with_logits(win, self.target[tensor(val_rows)]).item()
+            )
+            if self.has_llm:
+                metrics["llm_mae"] = self._llm_error(llm_logit)
+            if self.policy_rows is not None:
+                metrics.update(self._policy_metrics())
+        net.train()
+        return metrics
+
+    def _llm_error(self, llm_logit: Any) -> float:
+        import torch
+
+        data, val_rows, leaf_val = self.data, self.val_rows, self.leaf_val
+        errors: list[float] = []
+        if llm_logit is not None:
+            present = np.isfinite(data.llm[val_rows])
+            if present.any():
+                q = torch.sigmoid(llm_logit).cpu().numpy()[present]
+                errors += list(np.abs(q - data.llm[val_rows][present]))
+        if leaf_val is not None and len(leaf_val):
+            _, leaf_logit = self.net(self.leaf_states[self.tensor(leaf_val)])
+            q = torch.sigmoid(leaf_logit).cpu().numpy()
+            errors += list(np.abs(q - data.leaf_scores[leaf_val]))  # type: ignore[index]
+        return float(np.mean(errors)) if errors else math.nan
+
+    def _policy_metrics(self) -> dict[str, float]:
+        assert self.policy_rows is not None
+        rows = self.val_rows[self.policy_rows[self.val_rows]]
+        if not len(rows):
+            return {}
+        index = self.tensor(rows)
+        logits = self.net.policy_logits(self.observations[index])
+        logits = logits.masked_fill(~self.masks[index], -1e9)
+        out: dict[str, float] = {}
+        if self.soft:
+            wanted = self.shares[index]
+            hit = (logits.argmax(-1) == wanted.argmax(-1)).float().mean()
+            out["policy_ce"] = float(soft_cross_entropy(logits, wanted).item())
+        else:
+            hit = (logits.argmax(-1) == self.actions[index]).float().mean()
+        out["policy_top1"] = float(hit.item())
+        return out
 
 
 # ----------------------------------------------------------------- on a cluster
