@@ -17,7 +17,9 @@ distilled value network (``evaluator=network``, the shipped checkpoint unless
 expected turn. ``prior=heuristic`` steers every node's first visits by the damage each
 move does (PUCT, :class:`HeuristicPrior`); ``prior=network`` does the same below the root
 and uses the network's policy head (trained on this search's own visit shares, see
-docs/distilled.md, "Expert iteration") for our actions at the root; ``anchor=abyssal``
+docs/distilled.md, "Expert iteration") for our actions at the root; ``prior=llm`` asks a
+language model instead (one scoring call per decision, ``model=``; the hybrid of a
+language model and the distilled network under this search); ``anchor=abyssal``
 gives the rule-based agent's choice a share of the root prior; with neither, selection
 is plain UCB1.
 
@@ -28,6 +30,7 @@ stores as the ``search_policy`` and ``search_value`` columns).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Hashable, Sequence
@@ -47,9 +50,11 @@ from policies.mcts import SMMCTS, RootStats, SearchConfig
 from policies.minimax import decision_state, root_actions
 from policies.search import HeuristicEvaluator, legal_actions, terminal_value
 
+log = logging.getLogger(__name__)
+
 EVALUATORS = ("heuristic", "network")
 CHANCE_MODES = ("expected", "sampled")
-PRIORS = ("none", "heuristic", "network")
+PRIORS = ("none", "heuristic", "network", "llm")
 ANCHORS = ("none", "abyssal")
 # Seconds kept in hand before a decision's deadline for building and sending the order.
 DEADLINE_MARGIN = 0.05
@@ -201,7 +206,9 @@ class MCTSOptions:
     prior: str = "none"
     """``heuristic`` (:class:`HeuristicPrior` at every node; PUCT), ``network`` (the
     checkpoint's policy head for our root actions, :class:`HeuristicPrior` elsewhere; the
-    checkpoint needs that head) or ``none`` (UCB1, unless an anchor is set)."""
+    checkpoint needs that head), ``llm`` (a language model's probability of each legal
+    action at the root, one scoring call; :class:`HeuristicPrior` elsewhere) or ``none``
+    (UCB1, unless an anchor is set)."""
     prior_weight: float = 1.0
     """Scale of PUCT's prior term."""
     anchor: str = "none"
@@ -217,6 +224,12 @@ class MCTSOptions:
     (see :class:`~policies.search.HeuristicEvaluator`)."""
     tera: bool = True
     """Allow Terastallization among our root actions."""
+    model: Any = "qwen-0.5b"
+    """``prior=llm``: the language model (a name for :func:`pokegym.llm.make_model`, or a
+    model object)."""
+    llm_seconds: float = 10.0
+    """``prior=llm``: the most seconds the model's call may take (then it is stopped and
+    the decision uses :class:`HeuristicPrior` at the root)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0, "1" never
@@ -240,6 +253,8 @@ class MCTSOptions:
             raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
         if self.alive_weight < 0:
             raise ValueError("alive_weight is a weight per Pokémon left (>= 0)")
+        if not self.llm_seconds > 0:
+            raise ValueError("llm_seconds is the most seconds the model's call may take (> 0)")
         self.search_config()  # checks selection, exploration, max_turns, prior_weight
 
     def search_config(self) -> SearchConfig:
@@ -278,6 +293,14 @@ class MCTSPolicy(Policy):
             )
         self._observers: dict[int, Any] = {}
         self._codec: Any = None
+        self.llm: Any = None
+        self._prompter: Any = None
+        if prior == "llm":
+            from pokegym.text import BattlePrompter
+            from policies.llm_common import ModelHandle
+
+            self.llm = ModelHandle(o.model)
+            self._prompter = BattlePrompter()
         self._report: dict[str, Any] | None = None
         self._anchor = None
         if anchor == "abyssal":
@@ -326,9 +349,15 @@ class MCTSPolicy(Policy):
         report, self._report = self._report, None
         return report
 
+    def pop_usage(self) -> dict[str, float]:
+        """Language-model cost since the last call (``prior=llm``; the arena reads it)."""
+        return self.llm.usage.pop() if self.llm is not None else {}
+
     def choose(self, battle: AbstractBattle) -> BattleOrder:
         started = time.perf_counter()
         self._report = None
+        if self._prompter is not None:
+            self._prompter.attach(battle)
         orders = root_actions(battle, self.tera)
         if not orders:
             return DefaultBattleOrder()
@@ -338,7 +367,7 @@ class MCTSPolicy(Policy):
         states = self.root_states(battle, model.dex)
         ours = list(orders)
         favoured = self._favoured(battle, orders)
-        root = self.root_policy(battle, orders) if self.prior_name == "network" else None
+        root = self.root_policy(battle, orders) if self.prior_name in ("network", "llm") else None
         stats = self.search(states, ours, evaluator, WorldGame(model, sampler), favoured,
                             started, root)  # fmt: skip
         self.last_stats = stats
@@ -381,30 +410,57 @@ class MCTSPolicy(Policy):
     def root_policy(
         self, battle: AbstractBattle, orders: dict[Action, BattleOrder]
     ) -> dict[Action, float]:
-        """The policy head's probability of each root order (softmax over the legal ones)."""
+        """The policy head's (``prior=network``) or the language model's (``prior=llm``)
+        probability of each root order, a softmax over the legal ones; {} when the model
+        gave no answer in time."""
         from pokegym.actions import ActionCodec
         from pokegym.errors import IllegalActionError
 
-        observer = self._observers.get(battle.gen)
-        if observer is None:
-            from pokegym.observation import ObservationEncoder
-
-            observer = self._observers[battle.gen] = ObservationEncoder(battle.gen)
         if self._codec is None:
             self._codec = ActionCodec("terastallize" if battle.gen == 9 else None)
-        logits = self.network.policy_logits(observer.encode(battle))[0]
+        logits = self._llm_scores(battle) if self.prior_name == "llm" else self._head_scores(battle)
         scores: dict[Action, float] = {}
         for action, order in orders.items():
             try:
-                scores[action] = float(logits[self._codec.from_order(order, battle)])
+                index = self._codec.from_order(order, battle)
             except IllegalActionError:
                 continue  # not in the action layout: left to the search without a prior
+            if index in logits:
+                scores[action] = float(logits[index])
         if not scores:
             return {}
         top = max(scores.values())
         weights = {a: math.exp(v - top) for a, v in scores.items()}
         total = sum(weights.values())
         return {a: w / total for a, w in weights.items()}
+
+    def _head_scores(self, battle: AbstractBattle) -> dict[int, float]:
+        observer = self._observers.get(battle.gen)
+        if observer is None:
+            from pokegym.observation import ObservationEncoder
+
+            observer = self._observers[battle.gen] = ObservationEncoder(battle.gen)
+        logits = self.network.policy_logits(observer.encode(battle))[0]
+        return {i: float(v) for i, v in enumerate(logits)}
+
+    def _llm_scores(self, battle: AbstractBattle) -> dict[int, float]:
+        """Log-probabilities of our legal actions (by action index) from one scoring call,
+        stopped after ``llm_seconds``; {} on any model error (counted as a fallback)."""
+        from pokegym.llm import LLMError, call_deadline
+
+        messages, actions = self._prompter.action_prompt(battle)
+        if len(actions) < 2:
+            return {}
+        began = time.monotonic()
+        try:
+            with call_deadline(began + self.options.llm_seconds):
+                scores = self.llm.model.score(messages, [a.label for a in actions])
+        except LLMError as error:
+            log.warning("mcts: the language model's prior failed (%s); the damage prior", error)
+            self.llm.usage.fallbacks += 1
+            return {}
+        self.llm.record("prior", scores.cost, time.monotonic() - began)
+        return {a.action: lp for a, lp in zip(actions, scores.logprobs, strict=True)}
 
     def _favoured(self, battle: AbstractBattle, orders: dict[Action, BattleOrder]) -> Action | None:
         if self._anchor is None:

@@ -106,3 +106,28 @@ def test_designs_a_move_and_judges_it(qwen) -> None:
     judgement = judge_move(qwen, candidate.design, "Garchomp", candidate.evaluation)
     assert judgement.error is None and judgement.verdict in VERDICTS
     assert 0 <= judgement.creativity <= 10 and 0 <= judgement.originality <= 10
+
+
+def test_the_search_hybrid_plays_with_the_model_as_its_root_prior(qwen) -> None:
+    """``distilled:prior=llm``: the MCTS with the value network at its leaves and the real
+    model's probabilities of our actions as the root prior, one battle in the arena."""
+    from pokegym.agents import make_agent, register_agent
+    from pokegym.arena import ArenaConfig, run_arena
+
+    made = []
+
+    def factory(**_):
+        # No time cap on the call (llm_seconds): on a busy machine it may take long, and
+        # the test is about the path, not the speed.
+        spec = "distilled:iterations=30,determinizations=1,prior=llm,llm_seconds=3600"
+        made.append(make_agent(spec, model=qwen))
+        return made[-1]
+
+    register_agent("search_hybrid", factory)
+    result = run_arena(ArenaConfig(agents=["search_hybrid", "random"], battles_per_pair=1,
+                                   seed=8, concurrency=1, clock_bank=None))  # fmt: skip
+    assert result.record("search_hybrid")["battles"] == 1
+    usage = result.agent_stats["search_hybrid"].usage
+    agent = max(made, key=lambda a: len(a.iteration_counts))
+    assert usage["fallbacks"] == 0 and usage["tokens_in"] > 0
+    assert usage["calls"] >= len(agent.iteration_counts) // 2  # about one call per search

@@ -318,7 +318,8 @@ def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
     [("mcts:budget=0", "budget"), ("mcts:determinizations=0", "determinizations"),
      ("mcts:evaluator=oracle", "evaluator"), ("mcts:chance=maybe", "chance"),
      ("mcts:selection=ucb", "selection"), ("mcts:anchor=nobody", "anchor"),
-     ("mcts:anchor_margin=2", "anchor_margin"), ("mcts:prior=llm", "prior"),
+     ("mcts:anchor_margin=2", "anchor_margin"), ("mcts:prior=oracle", "prior"),
+     ("mcts:prior=llm,llm_seconds=0", "llm_seconds"),
      ("mcts:colour=red", "colour"), ("mcts:prior=network", "policy head"),
      ("mcts:evaluator=network,checkpoint=/no/such/dir", "checkpoint")],
 )  # fmt: skip
@@ -366,3 +367,48 @@ def test_a_root_prior_replaces_the_base_prior_at_the_root_only():
     assert prior.prior(root, 0, ["a", "b", "c"]) == pytest.approx([0.375, 0.625, 0.0])
     assert prior.prior(root, 1, ["a", "b"]) == pytest.approx([0.5, 0.5])  # their side: base
     assert prior.prior(elsewhere, 0, ["a", "b"]) == pytest.approx([0.5, 0.5])
+
+
+@pytest.mark.slow
+def test_a_language_model_prior_steers_the_root_and_is_metered():
+    """prior=llm on a real battle with a scripted model that likes switching: the root
+    prior is the model's softmax over our legal orders, and its calls are counted."""
+    from pokegym.llm import make_model
+    from policies.minimax import root_actions
+
+    def likes_switching(prompt, options):
+        return [0.0 if o.startswith("switch") else -5.0 for o in options]
+
+    scripted = make_model("scripted", scores=likes_switching)
+    checked = []
+
+    class Checking:
+        def __init__(self):
+            self.agent = make_agent("mcts:iterations=20,determinizations=1,prior=llm",
+                                    model=scripted)  # fmt: skip
+
+        def choose(self, battle):
+            order = self.agent.choose(battle)
+            orders = root_actions(battle, True)
+            if len(orders) > 1 and battle.available_switches and battle.available_moves:
+                prior = self.agent.root_policy(battle, orders)
+                assert sum(prior.values()) == pytest.approx(1.0)
+                switch_mass = sum(p for a, p in prior.items() if a[0] == "switch")
+                checked.append(switch_mass)
+            return order
+
+        def seed(self, seed):
+            self.agent.seed(seed)
+
+        def pop_usage(self):
+            return self.agent.pop_usage()
+
+    from pokegym.agents import register_agent
+
+    made = []
+    register_agent("llm_prior", lambda **_: made.append(Checking()) or made[-1])
+    result = run_arena(ArenaConfig(agents=["llm_prior", "random"], battles_per_pair=1, seed=6,
+                                   concurrency=1, clock_bank=None))  # fmt: skip
+    assert result.record("llm_prior")["battles"] == 1
+    assert checked and min(checked) > 0.9  # e^-5 per move against 1 per switch
+    assert result.agent_stats["llm_prior"].usage.get("calls", 0) >= len(checked)
