@@ -40,3 +40,15 @@ def test_cpu_flags_are_read_from_cpuinfo(tmp_path):
     info.write_text("processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu avx2 amx_bf16\n")
     assert cpu_flags(info) == {"fpu", "avx2", "amx_bf16"}
     assert cpu_flags(tmp_path / "missing") == frozenset()
+
+
+def test_free_cores_read_the_runnable_tasks(tmp_path):
+    from pokegym.llm.dtypes import free_cores
+
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("0.50 0.40 0.30 1/300 4242\n")  # only this process runs
+    assert free_cores(4, loadavg) == 4
+    loadavg.write_text("6.10 5.00 4.00 4/300 4242\n")  # three others run
+    assert free_cores(4, loadavg) == 1
+    loadavg.write_text("9.70 8.00 7.00 9/300 4242\n")
+    assert free_cores(2, loadavg) == 1  # never fewer than one

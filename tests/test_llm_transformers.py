@@ -237,3 +237,22 @@ def test_deadlines_nest_to_the_earlier_one() -> None:
         with call_deadline(20.0):
             assert current_deadline() == 20.0
     assert current_deadline() is None
+
+
+def test_threads_follow_the_free_cores_unless_fixed(tiny) -> None:
+    before = torch.get_num_threads()
+    free = [1]
+    try:
+        model = TransformersModel(tiny.model.name_or_path, dtype="float32",
+                                  cores_free=lambda: free[0])  # fmt: skip
+        model.score(PROMPT, OPTIONS)
+        assert torch.get_num_threads() == 1  # the machine is busy: one thread
+        free[0] = 64
+        model.score(PROMPT, OPTIONS)
+        assert torch.get_num_threads() == model.max_threads  # never more than torch's own
+        fixed = TransformersModel(tiny.model.name_or_path, dtype="float32", threads=1,
+                                  cores_free=lambda: 64)  # fmt: skip
+        fixed.score(PROMPT, OPTIONS)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

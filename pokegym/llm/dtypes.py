@@ -1,4 +1,5 @@
-"""Which floating-point type a local language model runs in, chosen for the machine.
+"""What a local language model runs with, chosen for the machine: its floating-point
+type, and how many CPU threads a call uses now.
 
 bfloat16 halves the memory traffic of float32 and is about twice as fast on CPUs that
 compute it natively (Intel AMX or AVX512-BF16, Armv8.6 BF16). On CPUs without those
@@ -10,6 +11,7 @@ bfloat16 only when its flags name a native bfloat16 instruction set, else float3
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,4 +96,41 @@ def choose_dtype(
     )
 
 
-__all__ = ["BF16_FLAGS", "DTYPES", "DtypeChoice", "choose_dtype", "cpu_capability", "cpu_flags"]
+LOADAVG = Path("/proc/loadavg")
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def free_cores(cores: int | None = None, loadavg: Path = LOADAVG) -> int:
+    """Cores not taken right now by other runnable tasks (at least 1).
+
+    Reads the instantaneous count of runnable tasks (``/proc/loadavg``'s fourth field,
+    this process's running thread excluded), else the 1-minute load average. A model
+    whose threads outnumber the free cores stalls at every parallel step waiting for
+    the thread that was descheduled: on a 2-core machine busy with other battles
+    (load ~10), one 990-token prompt took 8.6 s with one thread and 28 s with two.
+    """
+    cores = cores or usable_cores()
+    try:
+        running = int(loadavg.read_text().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        running = int(os.getloadavg()[0]) if hasattr(os, "getloadavg") else 0
+    return max(1, min(cores, cores - max(0, running)))
+
+
+__all__ = [
+    "BF16_FLAGS",
+    "DTYPES",
+    "DtypeChoice",
+    "choose_dtype",
+    "cpu_capability",
+    "cpu_flags",
+    "free_cores",
+    "usable_cores",
+]

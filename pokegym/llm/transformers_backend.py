@@ -93,7 +93,11 @@ class TransformersModel:
         name: the name reported in results (default: the folder's name).
         max_prefixes: how many prompt prefixes keep their key/value cache.
         max_batch: most rows run in one forward pass when scoring (memory bound).
-        threads: torch CPU threads (default: torch's choice).
+        threads: torch CPU threads for every call; default (None): at each call, as many
+            as there are free cores (:func:`~pokegym.llm.dtypes.free_cores`), up to
+            torch's own count, since threads that outnumber the free cores stall.
+        cores_free: how many cores are free now (default:
+            :func:`~pokegym.llm.dtypes.free_cores`; injectable).
         device: ``"auto"`` (default: the first CUDA GPU if torch sees one, else the
             CPU), ``"cpu"``, ``"cuda"`` or ``"cuda:<index>"``.
         prefill_chunk: prompt tokens computed per forward pass (the deadline is checked
@@ -112,6 +116,7 @@ class TransformersModel:
         max_prefixes: int = 4,
         max_batch: int = 32,
         threads: int | None = None,
+        cores_free: Callable[[], int] | None = None,
         device: str = "auto",
         prefill_chunk: int = 512,
         clock: Callable[[], float] = time.monotonic,
@@ -126,6 +131,11 @@ class TransformersModel:
         dtype = choice.dtype
         if threads:
             torch.set_num_threads(threads)
+        self.threads = threads
+        self.max_threads = torch.get_num_threads()
+        from pokegym.llm.dtypes import free_cores
+
+        self._cores_free = cores_free or free_cores
         start = time.perf_counter()
         source = str(model)
         try:
@@ -215,6 +225,14 @@ class TransformersModel:
 
     def _kv_of(self, out: Any) -> list[tuple[Any, Any]]:
         return [(layer.keys, layer.values) for layer in self._out_cache(out).layers]
+
+    def _pick_threads(self) -> None:
+        """Fixed ``threads``, or the free cores now (see the class docstring)."""
+        if self.threads or self.device.type != "cpu":
+            return
+        wanted = max(1, min(self.max_threads, self._cores_free()))
+        if wanted != self._torch.get_num_threads():
+            self._torch.set_num_threads(wanted)
 
     def _check_deadline(self, what: str) -> None:
         left = seconds_left(self.clock)
@@ -330,6 +348,7 @@ class TransformersModel:
         if not requests:
             return []
         start = time.perf_counter()
+        self._pick_threads()
         prompts = [self.tokenize(self.render(r.prefix)) for r in requests]
         option_ids = [[self.tokenize(o) for o in check_options(r.options)] for r in requests]
         for opts, request in zip(option_ids, requests, strict=True):
@@ -435,6 +454,7 @@ class TransformersModel:
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
         start = time.perf_counter()
+        self._pick_threads()
         ids = self.tokenize(self.render(messages))
         if not ids:
             raise ValueError("complete() needs a non-empty prompt")
