@@ -108,6 +108,7 @@ def test_designs_a_move_and_judges_it(qwen) -> None:
     assert 0 <= judgement.creativity <= 10 and 0 <= judgement.originality <= 10
 
 
+@pytest.mark.timeout(900)  # ten turns of a 0.5B model on a CPU that may be busy
 def test_the_search_hybrid_plays_with_the_model_as_its_root_prior(qwen) -> None:
     """``distilled:prior=llm``: the MCTS with the value network at its leaves and the real
     model's probabilities of our actions as the root prior, one battle in the arena."""
@@ -125,7 +126,8 @@ def test_the_search_hybrid_plays_with_the_model_as_its_root_prior(qwen) -> None:
 
     register_agent("search_hybrid", factory)
     result = run_arena(ArenaConfig(agents=["search_hybrid", "random"], battles_per_pair=1,
-                                   seed=8, concurrency=1, clock_bank=None))  # fmt: skip
+                                   seed=8, concurrency=1, clock_bank=None,
+                                   max_turns=10))  # fmt: skip
     assert result.record("search_hybrid")["battles"] == 1
     usage = result.agent_stats["search_hybrid"].usage
     agent = max(made, key=lambda a: len(a.iteration_counts))
