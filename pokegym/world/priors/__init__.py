@@ -92,7 +92,8 @@ Team-Preview-only ones. Determinizations for the world model
 ``(battle, true_sets=None)`` is the one-call version for benchmarks and agents.
 Modules: :mod:`~pokegym.world.priors.distribution` (set distributions),
 :mod:`~pokegym.world.priors.turn_order` (speed inference from turn order),
-:mod:`~pokegym.world.priors.sources` (prior sources, their build step and caches),
+:mod:`~pokegym.world.priors.set_priors` (the kinds of set prior),
+:mod:`~pokegym.world.priors.sources` (which prior each format uses, its build step and caches),
 :mod:`~pokegym.world.priors.protocol` (protocol parsing) and
 :mod:`~pokegym.world.priors.belief` (the belief state and damage evidence). Every
 public name is importable from ``pokegym.world.priors``.
@@ -117,16 +118,18 @@ from pokegym.world.priors.protocol import (
     damage_events,
     turn_orders,
 )
-from pokegym.world.priors.sources import (
-    DEFAULT_RANDOM_TEAMS,
-    USAGE_STATS_ENV,
+from pokegym.world.priors.set_priors import (
     GenericPrior,
     MixturePrior,
-    PriorsNotBuiltError,
     SetPrior,
     SetsJsonPrior,
     TablePrior,
     UsagePrior,
+)
+from pokegym.world.priors.sources import (
+    DEFAULT_RANDOM_TEAMS,
+    USAGE_STATS_ENV,
+    PriorsNotBuiltError,
     build_format_priors,
     build_pool_set_counts,
     build_priors,

@@ -20,7 +20,8 @@ from pokegym.world.priors.protocol import (
     _battle_events,
     _resolve_order,
 )
-from pokegym.world.priors.sources import SetPrior, prior_for_format
+from pokegym.world.priors.set_priors import SetPrior
+from pokegym.world.priors.sources import prior_for_format
 from pokegym.world.priors.turn_order import TurnOrder
 from pokegym.world.sets import PokemonSet
 from pokegym.world.usage import UsageStats
