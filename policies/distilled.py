@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import inspect
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -167,6 +166,63 @@ class PriorProposer:
 
 
 # ---------------------------------------------------------------------- agent
+@dataclasses.dataclass(frozen=True)
+class DistilledOptions:
+    """The options of ``distilled:search=maximin`` (:class:`DistilledPolicy`), checked
+    when built; each is described in that class's docstring."""
+
+    checkpoint: str | None = None
+    memory: str | None = None
+    depth: int = 2
+    width: int = 6
+    opponent_width: int = 4
+    time_limit: float = 0.7
+    tera: bool = True
+    prior_actions: int = 1
+    memory_weight: float = 0.0
+    heuristic_weight: float = 0.0
+    anchor: str | None = "abyssal"
+    anchor_margin: float = 0.05
+    caution: float = 0.5
+    reply_decay: float = 1.0
+    ko_rule: bool = False
+    opponent_status: int = 0
+    ensemble: bool = True
+    trust: str = ""
+    adaptive_caution: float = 0.0
+    determinizations: int = 1
+    predict: str | None = "none"
+    predict_weight: float = 1.0
+    chance: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("anchor", "predict"):  # None, "" and False all mean no agent
+            value = getattr(self, name)
+            object.__setattr__(self, name, "none" if value in (None, "", False) else str(value))
+        if self.depth < 2:
+            raise ValueError("the distilled agent searches at least two full turns (depth >= 2)")
+        if self.opponent_status < 0:
+            raise ValueError("opponent_status is a number of reply slots (0 or more)")
+        if self.anchor not in ANCHORS:
+            raise ValueError(f"anchor must be one of {sorted(ANCHORS)}, not {self.anchor!r}")
+        if not 0.0 <= self.anchor_margin <= 1.0:
+            raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
+        unknown = self.trusted_rules() - set(ANCHOR_RULES)
+        if unknown:
+            raise ValueError(f"trust names the anchor's rules ({', '.join(ANCHOR_RULES)}), "
+                             f"not {', '.join(sorted(unknown))}")  # fmt: skip
+        if not 0.0 <= self.adaptive_caution <= 1.0:
+            raise ValueError("adaptive_caution is in [0, 1] (0 = the same caution throughout)")
+        if self.predict not in ANCHORS:
+            raise ValueError(f"predict must be one of {sorted(ANCHORS)}, not {self.predict!r}")
+        if not 0.0 <= self.predict_weight <= 1.0:
+            raise ValueError("predict_weight is in [0, 1] (1 = a best response to the "
+                             "predicted reply alone)")  # fmt: skip
+
+    def trusted_rules(self) -> frozenset[str]:
+        return frozenset(r for r in str(self.trust or "").replace("+", " ").split() if r)
+
+
 class DistilledPolicy(MinimaxPolicy):
     """Depth-``depth`` maximin with a distilled value network at the leaves.
 
@@ -205,39 +261,13 @@ class DistilledPolicy(MinimaxPolicy):
 
     name = "distilled"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        checkpoint: str | None = None,
-        memory: str | None = None,
-        depth: int = 2,
-        width: int = 6,
-        opponent_width: int = 4,
-        time_limit: float = 0.7,
-        tera: bool = True,
-        prior_actions: int = 1,
-        memory_weight: float = 0.0,
-        heuristic_weight: float = 0.0,
-        anchor: str | None = "abyssal",
-        anchor_margin: float = 0.05,
-        caution: float = 0.5,
-        reply_decay: float = 1.0,
-        ko_rule: bool = False,
-        opponent_status: int = 0,
-        ensemble: bool = True,
-        trust: str = "",
-        adaptive_caution: float = 0.0,
-        determinizations: int = 1,
-        predict: str | None = "none",
-        predict_weight: float = 1.0,
-        chance: int = 0,
-    ):
-        super().__init__(seed, depth=depth, width=width, opponent_width=opponent_width,
-                         time_limit=time_limit, tera=tera, caution=caution,
-                         reply_decay=reply_decay, ko_rule=ko_rule,
-                         determinizations=determinizations, chance=chance)  # fmt: skip
-        if depth < 2:
-            raise ValueError("the distilled agent searches at least two full turns (depth >= 2)")
+    def __init__(self, seed: int | None = None, **options: Any):
+        o = self.options = DistilledOptions(**options)
+        super().__init__(seed, depth=o.depth, width=o.width, opponent_width=o.opponent_width,
+                         time_limit=o.time_limit, tera=o.tera, caution=o.caution,
+                         reply_decay=o.reply_decay, ko_rule=o.ko_rule,
+                         determinizations=o.determinizations, chance=o.chance)  # fmt: skip
+        checkpoint, memory, ensemble = o.checkpoint, o.memory, o.ensemble
         folder = Path(checkpoint) if checkpoint else default_checkpoint(DEFAULT_FORMAT)
         if not folder.exists():
             raise CheckpointError(
@@ -251,38 +281,19 @@ class DistilledPolicy(MinimaxPolicy):
             from memory.experience import StateMemory
 
             self.memory = StateMemory.load(memory, embedding_id=checkpoint_id(folder))
-        self.prior_actions = int(prior_actions)
-        if int(opponent_status) < 0:
-            raise ValueError("opponent_status is a number of reply slots (0 or more)")
-        self.opponent_status = int(opponent_status)
-        self.memory_weight = float(memory_weight)
-        self.heuristic_weight = float(heuristic_weight)
-        anchor = "none" if anchor in (None, "", False) else str(anchor)
-        if anchor not in ANCHORS:
-            raise ValueError(f"anchor must be one of {sorted(ANCHORS)}, not {anchor!r}")
-        if not 0.0 <= float(anchor_margin) <= 1.0:
-            raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
-        self.anchor_name = anchor
-        self.anchor_margin = float(anchor_margin)
-        self._anchor_policy = ANCHORS[anchor](seed) if ANCHORS[anchor] is not None else None
-        self.trusted_rules = frozenset(r for r in str(trust or "").replace("+", " ").split() if r)
-        unknown = self.trusted_rules - set(ANCHOR_RULES)
-        if unknown:
-            raise ValueError(f"trust names the anchor's rules ({', '.join(ANCHOR_RULES)}), "
-                             f"not {', '.join(sorted(unknown))}")  # fmt: skip
-        if not 0.0 <= float(adaptive_caution) <= 1.0:
-            raise ValueError("adaptive_caution is in [0, 1] (0 = the same caution throughout)")
-        self.adaptive_caution = float(adaptive_caution)
-        predict = "none" if predict in (None, "", False) else str(predict)
-        if predict not in ANCHORS:
-            raise ValueError(f"predict must be one of {sorted(ANCHORS)}, not {predict!r}")
-        if not 0.0 <= float(predict_weight) <= 1.0:
-            raise ValueError("predict_weight is in [0, 1] (1 = a best response to the "
-                             "predicted reply alone)")  # fmt: skip
-        self.predict_name = predict
-        self.predicted_weight = float(predict_weight)
-        self._reply_model = (RuleReplyModel(ANCHORS[predict](seed))
-                             if ANCHORS[predict] is not None else None)  # fmt: skip
+        self.prior_actions = o.prior_actions
+        self.opponent_status = o.opponent_status
+        self.memory_weight = o.memory_weight
+        self.heuristic_weight = o.heuristic_weight
+        self.anchor_name = o.anchor
+        self.anchor_margin = o.anchor_margin
+        self._anchor_policy = ANCHORS[o.anchor](seed) if ANCHORS[o.anchor] is not None else None
+        self.trusted_rules = o.trusted_rules()
+        self.adaptive_caution = o.adaptive_caution
+        self.predict_name = o.predict
+        self.predicted_weight = o.predict_weight
+        self._reply_model = (RuleReplyModel(ANCHORS[o.predict](seed))
+                             if ANCHORS[o.predict] is not None else None)  # fmt: skip
         self.predictions = 0
         self._anchor_rule: str | None = None
         self._encoders: dict[int, StateEncoder] = {}
@@ -423,7 +434,7 @@ def make_distilled(search: str = "mcts", **options: Any) -> Any:
     from policies.mcts_agent import MCTSOptions, MCTSPolicy
 
     mcts_options = {f.name for f in dataclasses.fields(MCTSOptions)} | {"seed"}
-    maximin_options = set(inspect.signature(DistilledPolicy).parameters)
+    maximin_options = {f.name for f in dataclasses.fields(DistilledOptions)} | {"seed"}
     maximin_only = sorted((set(options) - mcts_options) & maximin_options)
     if maximin_only:
         named = ", ".join(maximin_only)
@@ -438,6 +449,7 @@ def make_distilled(search: str = "mcts", **options: Any) -> Any:
 __all__ = [
     "DISTILLED_MCTS",
     "SEARCHES",
+    "DistilledOptions",
     "DistilledPolicy",
     "PriorProposer",
     "ValueNetEvaluator",
