@@ -3,8 +3,9 @@
 Plays ``--battles`` battles of each agent in ``--agents`` against ``--opponent`` in the
 arena with the clock on (150 s bank, +15 s per turn), first as the machine is, then with
 ``--hogs`` busy-looping processes beside it, and prints for each run: wins, clock
-losses, seconds per decision (median, p95, max), model calls, fallbacks and calls the
-deadline skipped or stopped, with the CPU's capability and the dtype chosen for the
+losses, seconds per decision (median, p95, max), model calls, fallbacks (a call that
+failed or was stopped at its deadline) and calls skipped because they would not end in
+time, with the CPU's capability and the dtype chosen for the
 model. The ratio of the two runs' p95 is measured in this one invocation.
 
     python benchmarks/llm_clock.py --agents pokellmon --battles 3 --hogs 2
