@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{choice.dtype} ({choice.reason})")  # fmt: skip
     print(
         "| agent | hogs | W–L | clock losses | decisions | median s | p95 s | max s | calls "
-        "| fallbacks | deadline skips/stops |"
+        "| fallbacks | skipped for time |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for agent in [a for a in args.agents.split(";") if a]:
