@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from poke_env.battle import AbstractBattle
@@ -32,6 +33,35 @@ from policies.search import (
 
 # Seconds kept in hand before the deadline for building the order and sending it.
 DEADLINE_MARGIN = 0.25
+
+
+@dataclass(frozen=True)
+class MinimaxOptions:
+    """The options of ``minimax`` (:class:`MinimaxPolicy`), checked when built; each is
+    described in that class's docstring."""
+
+    depth: int = 2
+    width: int = 4
+    opponent_width: int = 4
+    time_limit: float = 10.0
+    tera: bool = True
+    caution: float = 1.0
+    reply_decay: float = 1.0
+    ko_rule: bool = False
+    determinizations: int = 1
+    chance: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.caution <= 1.0:
+            raise ValueError("caution must be in [0, 1] (1 = maximin)")
+        if not 0.0 < self.reply_decay <= 1.0:
+            raise ValueError("reply_decay must be in (0, 1] (1 = the replies equally likely)")
+        if self.determinizations < 1:
+            raise ValueError("determinizations is the number of worlds searched (1 or more)")
+        if self.chance < 0:
+            raise ValueError("chance is the number of sampled first turns (0 = the expected turn)")
+        if self.time_limit <= 0:
+            raise ValueError("time_limit must be positive (seconds per decision)")
 
 
 class MinimaxPolicy(Policy):
@@ -58,42 +88,20 @@ class MinimaxPolicy(Policy):
 
     name = "minimax"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        depth: int = 2,
-        width: int = 4,
-        opponent_width: int = 4,
-        time_limit: float = 10.0,
-        tera: bool = True,
-        caution: float = 1.0,
-        reply_decay: float = 1.0,
-        ko_rule: bool = False,
-        determinizations: int = 1,
-        chance: int = 0,
-    ):
+    def __init__(self, seed: int | None = None, **options: Any):
         super().__init__(seed)
-        if not 0.0 <= float(caution) <= 1.0:
-            raise ValueError("caution must be in [0, 1] (1 = maximin)")
-        if not 0.0 < float(reply_decay) <= 1.0:
-            raise ValueError("reply_decay must be in (0, 1] (1 = the replies equally likely)")
-        self.caution = float(caution)
-        self.reply_decay = float(reply_decay)
-        self.ko_rule = bool(ko_rule)
-        if int(determinizations) < 1:
-            raise ValueError("determinizations is the number of worlds searched (1 or more)")
-        self.determinizations = int(determinizations)
-        if int(chance) < 0:
-            raise ValueError("chance is the number of sampled first turns (0 = the expected turn)")
-        self.chance = int(chance)
+        o = self.minimax_options = MinimaxOptions(**options)
+        self.caution = o.caution
+        self.reply_decay = o.reply_decay
+        self.ko_rule = o.ko_rule
+        self.determinizations = o.determinizations
+        self.chance = o.chance
         self._samplers: dict[int, TransitionModel] = {}
-        if time_limit <= 0:
-            raise ValueError("time_limit must be positive (seconds per decision)")
-        self.depth = int(depth)
-        self.width = int(width)
-        self.opponent_width = int(opponent_width)
-        self.time_limit = float(time_limit)
-        self.tera = bool(tera)
+        self.depth = o.depth
+        self.width = o.width
+        self.opponent_width = o.opponent_width
+        self.time_limit = o.time_limit
+        self.tera = o.tera
         self._models: dict[int, TransitionModel] = {}
         self.last_search: MinimaxSearch | None = None
         #: How much better (in win chance) the search's choice must be to replace the anchor.
