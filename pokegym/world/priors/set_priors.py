@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pokegym.errors import PokegymError
 from pokegym.world.data import Dex, load_dex, to_id
@@ -21,8 +21,6 @@ from pokegym.world.priors.distribution import _TEMPLATE, SetDistribution
 from pokegym.world.sets import PokemonSet
 from pokegym.world.usage import UsageStats
 
-if TYPE_CHECKING:
-    pass
 
 
 class PriorsNotBuiltError(PokegymError):
