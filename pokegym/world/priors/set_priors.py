@@ -15,38 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pokegym.errors import PokegymError
 from pokegym.world.data import Dex, load_dex, to_id
 from pokegym.world.priors.distribution import _TEMPLATE, SetDistribution
 from pokegym.world.sets import PokemonSet
 from pokegym.world.usage import UsageStats
-
-
-
-class PriorsNotBuiltError(PokegymError):
-    """A format's priors are read before they were built (never built inside a decision)."""
-
-    def __init__(self, format_id: str, path: Path):
-        super().__init__(
-            f"The priors of {format_id} are not built yet ({path} is missing): run "
-            f"`pokegym priors build --formats {format_id}` once. Environments, the arena and "
-            "`pokegym showdown install` build them before any battle; agents only read them."
-        )
-        self.format_id = format_id
-        self.path = path
-
-
-#: Environment variable naming a Smogon chaos JSON used for team formats.
-USAGE_STATS_ENV = "POKEGYM_USAGE_STATS"
-#: Teams generated for a random-battle prior. Measured on 2,000 fresh teams: at
-#: 20,000 teams 0.5 % of the sets Showdown generates for gen 9 fall outside the
-#: prior's support (3.3 % at 5,000, 11 % at 2,000; gen 8: 0.1 %, 0.7 %, 3.5 %). A build
-#: takes ~12-14 s on two cores, once per format and Showdown install; the cached file
-#: (~1.2 MB) loads in ~0.05 s.
-DEFAULT_RANDOM_TEAMS = 20_000
-# 2: rows of equal count in a canonical order (the same arguments write the same file).
-_SCHEMA = 2
-_BATCH = 250
 
 
 # --------------------------------------------------------------------------- priors
