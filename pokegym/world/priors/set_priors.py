@@ -378,23 +378,27 @@ def _sets_json_path(gen: int) -> Path | None:
     return path if path.is_file() else None
 
 
+def set_from_json(species: str, data: Mapping[str, Any]) -> PokemonSet:
+    """A set as the prior caches store it (see ``sources._set_to_json``)."""
+    return PokemonSet(
+        species=species,
+        level=int(data["level"]),
+        item=data["item"],
+        ability=data["ability"],
+        moves=tuple(data["moves"]),
+        nature=data["nature"],
+        evs=tuple(data["evs"]),
+        ivs=tuple(data["ivs"]),
+        tera_type=data["tera"],
+    )
+
+
 def _table_prior(raw: Mapping[str, Any], gen: int, fallback: SetPrior | None) -> TablePrior:
     table: dict[str, list[tuple[PokemonSet, float]]] = {}
     for key, rows in raw["species"].items():
         out = []
         for count, data, roles in rows:
-            pset = PokemonSet(
-                species=key,
-                level=int(data["level"]),
-                item=data["item"],
-                ability=data["ability"],
-                moves=tuple(data["moves"]),
-                nature=data["nature"],
-                evs=tuple(data["evs"]),
-                ivs=tuple(data["ivs"]),
-                tera_type=data["tera"],
-                extra={"roles": dict(roles)},
-            )
+            pset = replace(set_from_json(key, data), extra={"roles": dict(roles)})
             out.append((pset, float(count)))
         table[key] = out
     meta = {k: v for k, v in raw.items() if k not in ("species", "formes")}

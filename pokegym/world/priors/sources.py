@@ -38,6 +38,7 @@ from pokegym.world.priors.set_priors import (
     TablePrior,
     UsagePrior,
     _table_prior,
+    set_from_json,
 )
 from pokegym.world.sets import PokemonSet
 from pokegym.world.usage import UsageStats
@@ -395,7 +396,7 @@ def pool_prior(
         if cache:
             _write_json(path, raw)
     table = {
-        key: [(_set_from_json(key, data), float(count)) for count, data in rows]
+        key: [(set_from_json(key, data), float(count)) for count, data in rows]
         for key, rows in raw["species"]
     }
     return TablePrior(
@@ -435,20 +436,6 @@ def build_pool_set_counts(
             for key, rows in table.items()
         ],
     }
-
-
-def _set_from_json(species: str, data: Mapping[str, Any]) -> PokemonSet:
-    return PokemonSet(
-        species=species,
-        level=int(data["level"]),
-        item=data["item"],
-        ability=data["ability"],
-        moves=tuple(data["moves"]),
-        nature=data["nature"],
-        evs=tuple(data["evs"]),
-        ivs=tuple(data["ivs"]),
-        tera_type=data["tera"],
-    )
 
 
 def _read_cache(path: Path) -> dict[str, Any] | None:
