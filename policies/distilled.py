@@ -46,7 +46,7 @@ from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.abyssal import AbyssalPolicy
-from policies.minimax import MinimaxPolicy, decision_state, root_actions
+from policies.minimax import MinimaxOptions, MinimaxPolicy, decision_state, root_actions
 from policies.opponent_view import RuleReplyModel, order_action
 from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Proposer
 from policies.value_net import (
@@ -167,35 +167,30 @@ class PriorProposer:
 
 # ---------------------------------------------------------------------- agent
 @dataclasses.dataclass(frozen=True)
-class DistilledOptions:
-    """The options of ``distilled:search=maximin`` (:class:`DistilledPolicy`), checked
-    when built; each is described in that class's docstring."""
+class DistilledOptions(MinimaxOptions):
+    """The options of ``distilled:search=maximin`` (:class:`DistilledPolicy`): the search's
+    (:class:`~policies.minimax.MinimaxOptions`, other defaults) and its own, checked when
+    built; each is described in that class's docstring."""
 
+    width: int = 6
+    time_limit: float = 0.7
+    caution: float = 0.5
     checkpoint: str | None = None
     memory: str | None = None
-    depth: int = 2
-    width: int = 6
-    opponent_width: int = 4
-    time_limit: float = 0.7
-    tera: bool = True
     prior_actions: int = 1
     memory_weight: float = 0.0
     heuristic_weight: float = 0.0
     anchor: str | None = "abyssal"
     anchor_margin: float = 0.05
-    caution: float = 0.5
-    reply_decay: float = 1.0
-    ko_rule: bool = False
     opponent_status: int = 0
     ensemble: bool = True
     trust: str = ""
     adaptive_caution: float = 0.0
-    determinizations: int = 1
     predict: str | None = "none"
     predict_weight: float = 1.0
-    chance: int = 0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("anchor", "predict"):  # None, "" and False all mean no agent
             value = getattr(self, name)
             object.__setattr__(self, name, "none" if value in (None, "", False) else str(value))
@@ -263,10 +258,8 @@ class DistilledPolicy(MinimaxPolicy):
 
     def __init__(self, seed: int | None = None, **options: Any):
         o = self.options = DistilledOptions(**options)
-        super().__init__(seed, depth=o.depth, width=o.width, opponent_width=o.opponent_width,
-                         time_limit=o.time_limit, tera=o.tera, caution=o.caution,
-                         reply_decay=o.reply_decay, ko_rule=o.ko_rule,
-                         determinizations=o.determinizations, chance=o.chance)  # fmt: skip
+        search = {f.name: getattr(o, f.name) for f in dataclasses.fields(MinimaxOptions)}
+        super().__init__(seed, **search)
         checkpoint, memory, ensemble = o.checkpoint, o.memory, o.ensemble
         folder = Path(checkpoint) if checkpoint else default_checkpoint(DEFAULT_FORMAT)
         if not folder.exists():
