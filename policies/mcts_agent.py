@@ -12,16 +12,18 @@ Each decision:
 
 Leaves are scored by the hand-written evaluator (``evaluator=heuristic``) or by the
 distilled value network (``evaluator=network``, the shipped checkpoint unless
-``checkpoint=`` names another). ``chance=sampled`` draws each turn's random events
-(misses, critical hits, secondary effects, speed ties) instead of the world model's
-expected turn. ``prior=heuristic`` steers every node's first visits by the damage each
-move does (PUCT, :class:`HeuristicPrior`); ``prior=network`` does the same below the root
-and uses the network's policy head (trained on this search's own visit shares, see
-docs/distilled.md, "Expert iteration") for our actions at the root; ``prior=llm`` asks a
-language model instead (one scoring call per decision, ``model=``; the hybrid of a
-language model and the distilled network under this search); ``anchor=abyssal``
-gives the rule-based agent's choice a share of the root prior; with neither, selection
-is plain UCB1.
+``checkpoint=`` names another); ``evaluator=auto`` uses the network where it was trained
+(random battles, or any format when ``checkpoint=`` names a network) and the
+hand-written evaluator elsewhere (in Gen 9 OU it is the better leaf; docs/results.md).
+``chance=sampled`` draws each turn's random events (misses, critical hits, secondary
+effects, speed ties) instead of the world model's expected turn. ``prior=heuristic``
+steers every node's first visits by the damage each move does (PUCT,
+:class:`HeuristicPrior`); ``prior=network`` does the same below the root and uses the
+network's policy head (trained on this search's own visit shares, see docs/distilled.md,
+"Expert iteration") for our actions at the root; ``prior=llm`` asks a language model
+instead (one scoring call per decision, ``model=``; the hybrid of a language model and
+the distilled network under this search); ``anchor=abyssal`` gives the rule-based
+agent's choice a share of the root prior; with neither, selection is plain UCB1.
 
 After each searched decision, :meth:`MCTSPolicy.pop_search_report` returns the root visit
 shares of our orders and the search's value of the position (what ``pokegym collect``
@@ -41,6 +43,7 @@ import numpy as np
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
+from pokegym.text.prompts import LAYOUTS
 from pokegym.world.data import load_dex
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState
@@ -52,7 +55,7 @@ from policies.search import HeuristicEvaluator, legal_actions, terminal_value
 
 log = logging.getLogger(__name__)
 
-EVALUATORS = ("heuristic", "network")
+EVALUATORS = ("heuristic", "network", "auto")
 CHANCE_MODES = ("expected", "sampled")
 PRIORS = ("none", "heuristic", "network", "llm")
 ANCHORS = ("none", "abyssal")
@@ -180,6 +183,28 @@ class AnchoredPrior:
         return probs
 
 
+def battle_format(battle: AbstractBattle) -> str:
+    """The battle's format id (``gen9ou``), from poke-env's battle or its tag."""
+    fmt = getattr(battle, "format", None)
+    if fmt:
+        return str(fmt)
+    tag = str(getattr(battle, "battle_tag", ""))  # battle-gen9ou-123
+    parts = tag.split("-")
+    return parts[1] if len(parts) > 2 else ""
+
+
+def leaf_evaluator(evaluator: str, battle_format: str, checkpoint: str | None) -> str:
+    """Which leaves ``evaluator`` means in ``battle_format``: ``heuristic`` or ``network``.
+
+    ``auto``: the network where it was trained, which is random battles for the shipped
+    checkpoint and any format for a checkpoint the user names; the hand-written evaluator
+    elsewhere (in Gen 9 OU with pool teams it won 94.2 % against `simple_heuristics`
+    where the random-battle network won 87.5 %, paired, and as much against `abyssal`)."""
+    if evaluator != "auto":
+        return evaluator
+    return "network" if checkpoint or "randombattle" in battle_format else "heuristic"
+
+
 @dataclass(frozen=True)
 class MCTSOptions:
     """The ``mcts`` agent's options (``mcts:key=value,...``), checked when built."""
@@ -192,7 +217,7 @@ class MCTSOptions:
     determinizations: int = 4
     """Opponent-set guesses searched per decision (one tree each)."""
     evaluator: str = "heuristic"
-    """``heuristic`` or ``network`` leaves."""
+    """``heuristic``, ``network`` or ``auto`` leaves (``auto``: :func:`leaf_evaluator`)."""
     checkpoint: str | None = None
     """The value network's checkpoint folder (``evaluator=network``, ``prior=network``)."""
     selection: str = "duct"
@@ -230,6 +255,10 @@ class MCTSOptions:
     llm_seconds: float = 10.0
     """``prior=llm``: the most seconds the model's call may take (then it is stopped and
     the decision uses :class:`HeuristicPrior` at the root)."""
+    prompt_layout: str = "battle"
+    """``prior=llm``: the prompt's layout (:class:`pokegym.text.BattlePrompter`): ``battle``
+    (append-only across the battle: a turn's call computes only what changed) or
+    ``turn``."""
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0, "1" never
@@ -255,6 +284,10 @@ class MCTSOptions:
             raise ValueError("alive_weight is a weight per Pokémon left (>= 0)")
         if not self.llm_seconds > 0:
             raise ValueError("llm_seconds is the most seconds the model's call may take (> 0)")
+        if self.prompt_layout not in LAYOUTS:
+            raise ValueError(
+                f"prompt_layout is one of {', '.join(LAYOUTS)}, not {self.prompt_layout!r}"
+            )
         self.search_config()  # checks selection, exploration, max_turns, prior_weight
 
     def search_config(self) -> SearchConfig:
@@ -281,7 +314,7 @@ class MCTSPolicy(Policy):
         self.alive_weight, self.tera = o.alive_weight, o.tera
         evaluator, prior, checkpoint, anchor = o.evaluator, o.prior, o.checkpoint, o.anchor
         self.network: Any = None
-        if evaluator == "network" or prior == "network":
+        if evaluator in ("network", "auto") or prior == "network":
             from policies.value_net import agent_network
 
             self.network = agent_network(checkpoint)
@@ -300,14 +333,15 @@ class MCTSPolicy(Policy):
             from policies.llm_common import ModelHandle
 
             self.llm = ModelHandle(o.model)
-            self._prompter = BattlePrompter()
+            self._prompter = BattlePrompter(layout=o.prompt_layout)
         self._report: dict[str, Any] | None = None
         self._anchor = None
         if anchor == "abyssal":
             from policies.abyssal import AbyssalPolicy
 
             self._anchor = AbyssalPolicy(seed)
-        self._models: dict[int, tuple[TransitionModel, TransitionModel | None, Any]] = {}
+        self._models: dict[tuple[int, str], tuple[TransitionModel, TransitionModel | None, Any]]
+        self._models = {}
         self.last_stats: RootStats | None = None
         self.latencies: list[float] = []
         self.iteration_counts: list[int] = []
@@ -318,20 +352,22 @@ class MCTSPolicy(Policy):
             self._anchor.seed(seed)
 
     # ---------------------------------------------------------------- roles
-    def _roles(self, gen: int) -> tuple[TransitionModel, TransitionModel | None, Any]:
-        roles = self._models.get(gen)
+    def _roles(self, battle: AbstractBattle) -> tuple[TransitionModel, TransitionModel | None, Any]:
+        gen = battle.gen
+        leaves = leaf_evaluator(self.evaluator_name, battle_format(battle), self.options.checkpoint)
+        roles = self._models.get((gen, leaves))
         if roles is None:
             dex = load_dex(gen)
             model = TransitionModel(dex)
             sampler = TransitionModel(dex, mode="sample") if self.chance == "sampled" else None
-            if self.evaluator_name == "network":
+            if leaves == "network":
                 from policies.distilled import ValueNetEvaluator
                 from policies.value_net import StateEncoder
 
                 evaluator: Any = ValueNetEvaluator(StateEncoder(model), self.network)
             else:
                 evaluator = HeuristicEvaluator(model, alive_weight=self.alive_weight)
-            roles = self._models[gen] = (model, sampler, evaluator)
+            roles = self._models[(gen, leaves)] = (model, sampler, evaluator)
         return roles
 
     def root_states(self, battle: AbstractBattle, dex: Any) -> list[BattleState]:
@@ -363,7 +399,7 @@ class MCTSPolicy(Policy):
             return DefaultBattleOrder()
         if len(orders) == 1 or battle.opponent_active_pokemon is None:
             return next(iter(orders.values()))
-        model, sampler, evaluator = self._roles(battle.gen)
+        model, sampler, evaluator = self._roles(battle)
         states = self.root_states(battle, model.dex)
         ours = list(orders)
         favoured = self._favoured(battle, orders)

@@ -371,6 +371,9 @@ class PokeChampPolicy(MinimaxPolicy):
             ``inner_width`` (best move, best switch), which keeps depth 2 within reach of
             a CPU model (a root grid of 5 x 4 makes 20 inner nodes of 2 x 2 leaves).
         history_turns, knowledge, lookahead_text: what the prompts show.
+        prompt_layout: ``turn`` (the description made anew each turn) or ``battle``
+            (append-only across the battle, so the model's prefix cache leaves each
+            turn only what changed to compute; see :class:`pokegym.text.BattlePrompter`).
         time_limit: seconds per decision; None: the turn clock.
         clock_bank, clock_increment, clock_margin: the turn clock.
         tera: allow Terastallization among our candidates.
@@ -395,6 +398,7 @@ class PokeChampPolicy(MinimaxPolicy):
         history_turns: int = 2,
         knowledge: bool = False,
         lookahead_text: bool = True,
+        prompt_layout: str = "turn",
         time_limit: float | None = None,
         clock_bank: float = 150.0,
         clock_increment: float = 15.0,
@@ -443,6 +447,7 @@ class PokeChampPolicy(MinimaxPolicy):
             history_turns=int(history_turns),
             knowledge=bool(knowledge),
             lookahead=self._lookahead_text if lookahead_text else None,
+            layout=prompt_layout,
         )
         self.last_log = ""
         self.last_turn: _Turn | None = None

@@ -61,6 +61,10 @@ class PokeLLMonPolicy(LLMPolicy):
             ``"score"`` (log-probabilities of the labels).
         history_turns: past turns in the prompt (T).
         knowledge: add type effectiveness and descriptions.
+        prompt_layout: ``turn`` (the paper's: the description made anew each turn,
+            ``history_turns`` turns of history) or ``battle`` (append-only across the
+            battle, the whole log; the model's prefix cache leaves each turn only what
+            changed to compute; see :class:`pokegym.text.BattlePrompter`).
         max_repairs: repairs of a malformed answer per sample.
     """
 
@@ -76,6 +80,7 @@ class PokeLLMonPolicy(LLMPolicy):
         history_turns: int = 3,
         knowledge: bool = True,
         max_repairs: int = 1,
+        prompt_layout: str = "turn",
         **options: Any,
     ):
         super().__init__(seed, **options)
@@ -87,7 +92,9 @@ class PokeLLMonPolicy(LLMPolicy):
         self.temperature = float(temperature)
         self.method = method
         self.max_repairs = int(max_repairs)
-        self.prompter = BattlePrompter(history_turns=int(history_turns), knowledge=knowledge)
+        self.prompter = BattlePrompter(
+            history_turns=int(history_turns), knowledge=knowledge, layout=prompt_layout
+        )
         self.last_votes: list[str] = []
         self.last_decisions: list[Decision] = []
 

@@ -133,3 +133,7 @@ def test_the_search_hybrid_plays_with_the_model_as_its_root_prior(qwen) -> None:
     agent = max(made, key=lambda a: len(a.iteration_counts))
     assert usage["fallbacks"] == 0 and usage["tokens_in"] > 0
     assert usage["calls"] >= len(agent.iteration_counts) // 2  # about one call per search
+    # The prompt is append-only across the battle (prompt_layout=battle, the hybrid's
+    # default): after the first decision most of each prompt comes from the prefix cache.
+    assert agent.options.prompt_layout == "battle"
+    assert usage["cached_tokens"] > usage["tokens_in"]

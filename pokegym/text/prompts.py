@@ -4,13 +4,28 @@ Templates are :class:`string.Template` files rendered strictly: a placeholder wi
 a value raises ``KeyError``. Every prompt of one battle turn starts with the same
 system message and battle description, and differs only in the question at the end,
 so a backend with a prefix cache computes the description once per turn.
+
+Two layouts of the description (``BattlePrompter(layout=...)``):
+
+- ``"turn"``: made anew each turn: the team sheet, the state, the last
+  ``history_turns`` turns. Across turns only the system message is shared, so each
+  turn's first call computes the whole description again.
+- ``"battle"``: append-only across the battle: the team's sets (and, with
+  ``knowledge``, the descriptions of its moves, abilities and items) written once, then
+  the battle log, one line per finished turn, then what changes every turn (HP, status,
+  boosts, the field, the opponent, the matchup) and the question. Each turn's prompt
+  starts with the previous turn's head and log, so a backend with a prefix cache
+  computes only the new turn's line and the changing part. The log keeps at most
+  ``log_turns`` turns: when it would hold more, its older half is dropped at once (one
+  full recomputation, then appends again).
 """
 
 from __future__ import annotations
 
 import string
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -26,13 +41,20 @@ from pokegym.text.render import (
     legal_actions,
     opponent_options,
     scrub,
+    set_text,
     state_text,
+    team_knowledge_text,
     team_text,
+    turn_events,
+    turn_line,
     untrusted_strings,
 )
 
 #: Score buckets of a leaf evaluation: single digits, one token each.
 VALUE_BUCKETS = tuple(str(d) for d in range(10))
+LAYOUTS = ("turn", "battle")
+#: Battles whose append-only head a prompter keeps (the arena plays a few at once).
+_KEPT_BATTLES = 32
 
 
 @cache
@@ -71,23 +93,44 @@ class BattlePrompter:
     strategy: str | None = None
     lookahead: str | Callable[[AbstractBattle], str] | None = None
     codec: ActionCodec | None = None
+    layout: str = "turn"
+    log_turns: int = 24
+    _logs: OrderedDict[str, _BattleLog] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(
+                f"prompt layout is one of {', '.join(LAYOUTS)}, got {self.layout!r}: 'turn' "
+                "describes each turn anew, 'battle' keeps the prompt append-only across a "
+                "battle so a model's prefix cache is reused"
+            )
+        if self.log_turns < 2:
+            raise ValueError(f"log_turns must be at least 2, got {self.log_turns}")
 
     def attach(self, battle: AbstractBattle) -> None:
         """Start recording the battle's messages for the history (call early)."""
         ProtocolRecorder.attach(battle)
 
-    def context(self, battle: AbstractBattle) -> list[dict[str, str]]:
-        """System message and the battle description: the shared start of every prompt."""
-        names = GameNames(battle.gen)
-        recorder = ProtocolRecorder.attach(battle)
-        untrusted = untrusted_strings(battle)
+    def _extras(self, battle: AbstractBattle, untrusted: list[str], *, strategy: bool) -> str:
         extras = ""
-        if self.strategy:
+        if strategy and self.strategy:
             extras += "\n\n" + render_template("strategy", strategy=scrub(self.strategy, untrusted))
         if self.lookahead is not None:
             text = self.lookahead(battle) if callable(self.lookahead) else self.lookahead
             if text:
                 extras += "\n\n" + render_template("lookahead", lookahead=scrub(text, untrusted))
+        return extras
+
+    def context(self, battle: AbstractBattle) -> list[dict[str, str]]:
+        """System message and the battle description: the shared start of every prompt."""
+        if self.layout == "battle":
+            return self._battle_context(battle)
+        names = GameNames(battle.gen)
+        recorder = ProtocolRecorder.attach(battle)
+        untrusted = untrusted_strings(battle)
+        extras = self._extras(battle, untrusted, strategy=True)
         if self.knowledge:
             extras += "\n\n" + render_template("knowledge", knowledge=knowledge_text(battle, names))
         history = (
@@ -102,6 +145,66 @@ class BattlePrompter:
             team=team_text(battle, names),
             state=state_text(battle, names),
             history=history,
+            extras=extras,
+        )
+        fmt = f"Gen {battle.gen}"
+        return [
+            {"role": "system", "content": render_template("system", format=fmt)},
+            {"role": "user", "content": description},
+        ]
+
+    def _battle_log(self, battle: AbstractBattle, names: GameNames) -> _BattleLog:
+        key = battle.battle_tag
+        log = self._logs.get(key)
+        if log is None:
+            untrusted = untrusted_strings(battle)
+            head = "Your team as the battle began:\n" + "\n".join(
+                f"- {set_text(names, mon)}" for mon in battle.team.values()
+            )
+            if self.strategy:
+                head += "\n\n" + render_template(
+                    "strategy", strategy=scrub(self.strategy, untrusted)
+                ).strip("\n")
+            if self.knowledge:
+                head += "\n\n" + team_knowledge_text(battle, names)
+            log = self._logs[key] = _BattleLog(head)
+            while len(self._logs) > _KEPT_BATTLES:
+                self._logs.popitem(last=False)
+        self._logs.move_to_end(key)
+        return log
+
+    def _battle_context(self, battle: AbstractBattle) -> list[dict[str, str]]:
+        names = GameNames(battle.gen)
+        recorder = ProtocolRecorder.attach(battle)
+        log = self._battle_log(battle, names)
+        role = battle.player_role or "p1"
+        current: list[str] = []
+        for turn, sentences in turn_events(recorder.messages, role, names, battle):
+            if turn <= 0 or not sentences:
+                continue
+            if turn < battle.turn:  # finished: its line is written once and never changes
+                log.lines.setdefault(turn, turn_line(turn, sentences))
+            else:
+                current.append(turn_line(turn, sentences))
+        shown = [t for t in log.lines if t >= log.start]
+        if len(shown) > self.log_turns:  # drop the older half at once
+            log.start = shown[-(self.log_turns // 2)]
+            shown = [t for t in shown if t >= log.start]
+        lines = [log.lines[t] for t in shown]
+        if log.start > 1:
+            lines.insert(0, f"(turns before {log.start} not shown)")
+        untrusted = untrusted_strings(battle)
+        extras = self._extras(battle, untrusted, strategy=False)
+        if self.knowledge:
+            matchup = knowledge_text(battle, names, own_descriptions=False)
+            if matchup:
+                extras += "\n\n" + render_template("knowledge", knowledge=matchup)
+        description = render_template(
+            "battle",
+            head=log.head,
+            log="\n".join(lines) or "No turns finished yet.",
+            current=f"This turn so far: {' '.join(current)}\n\n" if current else "",
+            state=state_text(battle, names, own_sets=False),
             extras=extras,
         )
         fmt = f"Gen {battle.gen}"
@@ -129,7 +232,8 @@ class BattlePrompter:
         if actions is None:
             actions = legal_actions(battle, self.codec, GameNames(battle.gen))
         actions = list(actions)
-        question = render_template("action", actions="\n".join(a.line() for a in actions))
+        lines = [a.short_line() if self.layout == "battle" else a.line() for a in actions]
+        question = render_template("action", actions="\n".join(lines))
         if json_answer:
             question += "\n" + render_template("answer_json")
         return self._ask(battle, question), actions
@@ -152,3 +256,14 @@ class BattlePrompter:
         """
         leaf = scrub(leaf, untrusted_strings(battle))
         return self._ask(battle, render_template("value", leaf=leaf)), VALUE_BUCKETS
+
+
+@dataclass
+class _BattleLog:
+    """What a ``layout="battle"`` prompt keeps of one battle: the head written at its
+    first decision, every finished turn's line as first written, and the first turn the
+    log shows."""
+
+    head: str
+    lines: dict[int, str] = field(default_factory=dict)
+    start: int = 1

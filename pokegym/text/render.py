@@ -167,6 +167,41 @@ def pokemon_text(names: GameNames, mon: Pokemon, *, own: bool) -> str:
     return text
 
 
+def set_text(names: GameNames, mon: Pokemon) -> str:
+    """One of our Pokémon as the battle began: species, types, ability, item, tera type
+    and its moves with their type, category, power and accuracy (no HP or status: the
+    fixed part of a team sheet that :func:`brief_text` completes turn by turn)."""
+    species = names.species(mon.species) or "Unknown Pokémon"
+    entry = names.dex.species.get(to_id(mon.species)) or {}
+    types = "/".join(t for t in entry.get("types", []) if t in TYPES)
+    text = f"{species} ({types})" if types else species
+    ability = names.ability(mon.ability)
+    if ability:
+        text += f", ability {ability}"
+    item = names.item(mon.item) if mon.item not in (None, "", "unknown_item") else None
+    if item:
+        text += f", item {item}"
+    tera = str(mon.tera_type.name).title() if mon.tera_type is not None else None
+    if tera in TYPES:
+        text += f", tera type {tera}"
+    moves = [m for m in (_move_line(names, x) for x in mon.moves) if m]
+    if moves:
+        text += f"; moves: {'; '.join(moves)}"
+    return text
+
+
+def brief_text(names: GameNames, mon: Pokemon) -> str:
+    """One of our Pokémon now, for a prompt whose team sheet (:func:`set_text`) gives the
+    rest: species, HP, status, boosts, tera state and the item it holds now."""
+    species = names.species(mon.species) or "Unknown Pokémon"
+    text = f"{species}, {_hp(mon)}{_status(mon)}{_boosts(mon)}"
+    if mon.is_terastallized:
+        text += f", terastallized ({'/'.join(names.types_of(mon))})"
+    item = names.item(mon.item) if mon.item not in (None, "", "unknown_item") else None
+    text += f", item {item}" if item else ", no item"
+    return text
+
+
 def team_text(battle: AbstractBattle, names: GameNames | None = None) -> str:
     """Our team sheet, one Pokémon a line (the 'team strategy' ingredient)."""
     names = names or GameNames(battle.gen)
@@ -184,9 +219,18 @@ def _side_conditions(names: GameNames, conditions: dict[Any, int]) -> str:
     return ", ".join(parts) or "none"
 
 
-def state_text(battle: AbstractBattle, names: GameNames | None = None) -> str:
-    """The observable state of the battle from our side."""
+def state_text(
+    battle: AbstractBattle, names: GameNames | None = None, *, own_sets: bool = True
+) -> str:
+    """The observable state of the battle from our side.
+
+    ``own_sets=False``: our Pokémon by :func:`brief_text` (for a prompt that gives their
+    sets elsewhere, once per battle)."""
     names = names or GameNames(battle.gen)
+
+    def own(mon: Pokemon) -> str:
+        return pokemon_text(names, mon, own=True) if own_sets else brief_text(names, mon)
+
     weather = [WEATHERS.get(to_id(w.name), "") for w in battle.weather]
     fields = [names.move(f.name) or str(f.name).replace("_", " ").title() for f in battle.fields]
     lines = [
@@ -198,11 +242,11 @@ def state_text(battle: AbstractBattle, names: GameNames | None = None) -> str:
     ]
     active = battle.active_pokemon
     if active is not None:
-        lines.append(f"Your active Pokémon: {pokemon_text(names, active, own=True)}.")
+        lines.append(f"Your active Pokémon: {own(active)}.")
     bench = [m for m in battle.team.values() if m is not active]
     if bench:
         lines.append("Your other Pokémon:")
-        lines += [f"- {pokemon_text(names, m, own=True)}" for m in bench]
+        lines += [f"- {own(m)}" for m in bench]
     opponent = battle.opponent_active_pokemon
     if opponent is not None:
         lines.append(f"Opponent's active Pokémon: {pokemon_text(names, opponent, own=False)}.")
@@ -226,9 +270,15 @@ class LegalAction:
     action: int
     label: str
     detail: str
+    matchup: str = ""
 
     def line(self) -> str:
         return f"- {self.label}: {self.detail}" if self.detail else f"- {self.label}"
+
+    def short_line(self) -> str:
+        """The label and the move's effectiveness only (for a prompt whose team sheet
+        gives the moves' details and whose state gives the HP)."""
+        return f"- {self.label}: {self.matchup}" if self.matchup else f"- {self.label}"
 
 
 def legal_actions(
@@ -254,16 +304,17 @@ def legal_actions(
         slot = action - (GIMMICK_MOVE if action >= GIMMICK_MOVE else MOVE)
         entry = moves[slot] if slot < len(moves) else {}
         move_name = names.move(entry.get("id") or entry.get("move")) or f"move slot {slot + 1}"
-        detail = _move_line(names, entry.get("id") or move_name) or ""
+        detail, matchup = _move_line(names, entry.get("id") or move_name) or "", ""
         if detail and opponent is not None:
             move_type = names.dex.moves[to_id(move_name)].get("type")
             if names.dex.moves[to_id(move_name)].get("category") != "Status" and move_type:
                 factor = names.dex.effectiveness(move_type, tuple(names.types_of(opponent)))
-                detail += f", x{factor:g} against {names.species(opponent.species)}"
+                matchup = f"x{factor:g} against {names.species(opponent.species)}"
+                detail += f", {matchup}"
         label = f"move {move_name}"
         if action >= GIMMICK_MOVE:
             label = f"{codec.gimmick or 'gimmick'} and move {move_name}"
-        result.append(LegalAction(action, label, detail.removeprefix(f"{move_name} ")))
+        result.append(LegalAction(action, label, detail.removeprefix(f"{move_name} "), matchup))
     return result
 
 
@@ -285,9 +336,22 @@ def opponent_options(battle: AbstractBattle, names: GameNames | None = None) -> 
 
 
 # ------------------------------------------------------------------- knowledge
-def knowledge_text(battle: AbstractBattle, names: GameNames | None = None) -> str:
+def _described(dex: Any, table: str, key: Any) -> str | None:
+    entry = getattr(dex, table).get(to_id(key)) if key else None
+    if not entry or not entry.get("shortDesc"):
+        return None
+    kind = {"moves": "", "abilities": " (ability)", "items": " (item)"}[table]
+    return f"- {entry['name']}{kind}: {entry['shortDesc']}"
+
+
+def knowledge_text(
+    battle: AbstractBattle, names: GameNames | None = None, *, own_descriptions: bool = True
+) -> str:
     """Type effectiveness both ways and the descriptions of the moves, abilities, items
-    in play (PokéLLMon's knowledge-augmented prompt)."""
+    in play (PokéLLMon's knowledge-augmented prompt).
+
+    ``own_descriptions=False`` leaves out our active Pokémon's descriptions (for a prompt
+    that gives the whole team's once per battle, :func:`team_knowledge_text`)."""
     names = names or GameNames(battle.gen)
     dex = names.dex
     lines = []
@@ -304,19 +368,31 @@ def knowledge_text(battle: AbstractBattle, names: GameNames | None = None) -> st
         lines.append(f"Type effectiveness of {opp_name}'s types against {own_name}:")
         for attack in opp_types:
             lines.append(f"- {attack}: x{dex.effectiveness(attack, own_types):g}")
-        lines.append("Descriptions:")
-        for move_id in own.moves:
-            entry = dex.moves.get(to_id(move_id))
-            if entry and entry.get("shortDesc"):
-                lines.append(f"- {entry['name']}: {entry['shortDesc']}")
-        for mon in (own, opponent):
-            ability = dex.abilities.get(to_id(mon.ability)) if mon.ability else None
-            if ability and ability.get("shortDesc"):
-                lines.append(f"- {ability['name']} (ability): {ability['shortDesc']}")
-            item = dex.items.get(to_id(mon.item)) if mon.item else None
-            if item and item.get("shortDesc"):
-                lines.append(f"- {item['name']} (item): {item['shortDesc']}")
+        described = [
+            *([_described(dex, "moves", m) for m in own.moves] if own_descriptions else []),
+            *(
+                _described(dex, table, getattr(mon, field))
+                for mon in ((own, opponent) if own_descriptions else (opponent,))
+                for table, field in (("abilities", "ability"), ("items", "item"))
+            ),
+        ]
+        described = [line for line in described if line]
+        if described or own_descriptions:
+            lines.append("Descriptions:")
+            lines += described
     return "\n".join(lines)
+
+
+def team_knowledge_text(battle: AbstractBattle, names: GameNames | None = None) -> str:
+    """The descriptions of every move, ability and item of our team (once per battle)."""
+    names = names or GameNames(battle.gen)
+    lines = []
+    for mon in battle.team.values():
+        lines += [_described(names.dex, "moves", m) for m in mon.moves]
+        lines += [_described(names.dex, "abilities", mon.ability)]
+        lines += [_described(names.dex, "items", mon.item)]
+    lines = list(dict.fromkeys(line for line in lines if line))
+    return "Descriptions of your team's moves, abilities and items:\n" + "\n".join(lines)
 
 
 # --------------------------------------------------------------------- history
@@ -360,14 +436,14 @@ def _split_lines(lines: Iterable[str | Sequence[str]]) -> Iterable[list[str]]:
             yield list(line)
 
 
-def history_text(
+def turn_events(
     messages: Iterable[str | Sequence[str]],
     our_role: str,
     names: GameNames,
-    last_turns: int = 3,
     battle: AbstractBattle | None = None,
-) -> str:
-    """The last ``last_turns`` turns as sentences, from protocol lines or split messages.
+) -> list[tuple[int, list[str]]]:
+    """Every turn's events as sentences, in order: ``(turn number, sentences)``, turn 0
+    being what happened before the first turn.
 
     Only whitelisted events are rendered, with Pokémon named by species (from the
     switch details, or from ``battle``'s teams), never by nickname; player names, chat
@@ -478,12 +554,27 @@ def history_text(
             mon, ability = who(args[0]), names.ability(args[1])
             if mon and ability:
                 out.append(f"{mon}'s ability is {ability}.")
+    return turns
+
+
+def turn_line(turn: int, sentences: Sequence[str]) -> str:
+    """One turn of the history: ``Turn N: Sentence. Sentence.``"""
+    return f"Turn {turn}: " + " ".join(s[0].upper() + s[1:] for s in sentences)
+
+
+def history_text(
+    messages: Iterable[str | Sequence[str]],
+    our_role: str,
+    names: GameNames,
+    last_turns: int = 3,
+    battle: AbstractBattle | None = None,
+) -> str:
+    """The last ``last_turns`` turns as sentences (see :func:`turn_events`)."""
+    turns = turn_events(messages, our_role, names, battle)
     kept = [(t, lines) for t, lines in turns if lines and t > 0][-last_turns:]
     if not kept:
         return "No turns played yet."
-    return "\n".join(
-        f"Turn {t}: " + " ".join(line[0].upper() + line[1:] for line in lines) for t, lines in kept
-    )
+    return "\n".join(turn_line(t, lines) for t, lines in kept)
 
 
 # ----------------------------------------------------------------- untrusted text
