@@ -406,7 +406,7 @@ SEARCHES = ("mcts", "maximin")
 """The searches the ``distilled`` agent can run (``search=``)."""
 
 DISTILLED_MCTS: dict[str, Any] = {
-    "evaluator": "network",
+    "evaluator": "auto",
     "prior": "heuristic",
     "anchor": "abyssal",
 }

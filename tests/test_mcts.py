@@ -236,7 +236,7 @@ class Recording:
         self.agent.seed(seed)
 
 
-def play(spec, opponent="random", battles=2, seed=3):
+def play(spec, opponent="random", battles=2, seed=3, battle_format="gen9randombattle"):
     from pokegym.agents import register_agent
 
     made = []
@@ -248,7 +248,8 @@ def play(spec, opponent="random", battles=2, seed=3):
 
     register_agent("recorded", factory)
     result = run_arena(ArenaConfig(agents=["recorded", opponent], battles_per_pair=battles,
-                                   seed=seed, concurrency=1, clock_bank=None))  # fmt: skip
+                                   seed=seed, concurrency=1, clock_bank=None,
+                                   battle_format=battle_format))  # fmt: skip
     return result, made
 
 
@@ -276,6 +277,37 @@ def test_mcts_agent_with_sampled_chance_and_the_network_plays_a_battle():
     result, _ = play("mcts:iterations=40,chance=sampled,evaluator=network,determinizations=1",
                      battles=1)  # fmt: skip
     assert result.record("recorded")["battles"] == 1
+
+
+def test_auto_leaves_are_the_network_where_it_was_trained():
+    from policies.mcts_agent import battle_format, leaf_evaluator
+
+    assert leaf_evaluator("auto", "gen9randombattle", None) == "network"
+    assert leaf_evaluator("auto", "gen9ou", None) == "heuristic"
+    assert leaf_evaluator("auto", "gen9ou", "runs/my-ou-network") == "network"
+    assert leaf_evaluator("heuristic", "gen9randombattle", None) == "heuristic"
+
+    class Tagged:
+        format, battle_tag = None, "battle-gen9ou-1234"
+
+    assert battle_format(Tagged()) == "gen9ou"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "battle_format,leaves", [("gen9randombattle", "network"), ("gen9ou", "heuristic")]
+)
+def test_distilled_picks_its_leaves_by_the_format_it_plays(battle_format, leaves):
+    from policies.distilled import ValueNetEvaluator
+
+    result, made = play("distilled:iterations=20,determinizations=1", battles=1,
+                        battle_format=battle_format)  # fmt: skip
+    assert result.record("recorded")["battles"] == 1
+    agent = max((m.agent for m in made), key=lambda a: len(a.iteration_counts))
+    assert agent.iteration_counts  # it searched
+    assert {key[1] for key in agent._models} == {leaves}
+    evaluators = [roles[2] for roles in agent._models.values()]
+    assert all(isinstance(e, ValueNetEvaluator) == (leaves == "network") for e in evaluators)
 
 
 @pytest.mark.slow
