@@ -137,3 +137,12 @@ def test_the_search_hybrid_plays_with_the_model_as_its_root_prior(qwen) -> None:
     # default): after the first decision most of each prompt comes from the prefix cache.
     assert agent.options.prompt_layout == "battle"
     assert usage["cached_tokens"] > usage["tokens_in"]
+
+
+def test_the_battle_layout_leaves_fewer_tokens_to_compute(benchmark_script, capsys) -> None:
+    """benchmarks/prompt_layouts.py on one battle with the bundle's tokenizer: the
+    append-only layout leaves each decision fewer prompt tokens to compute."""
+    assert benchmark_script("prompt_layouts").main(["--battles", "1", "--seed", "4"]) == 0
+    out = capsys.readouterr().out
+    ratio = float(out.split("turn / battle: ")[1].split("x")[0])
+    assert ratio > 1.3, out
