@@ -29,6 +29,7 @@ from pokegym.actions import ActionCodec
 from pokegym.backends.sim import SimBattleSession
 from pokegym.formats import resolve_format
 from pokegym.llm import make_model
+from pokegym.match import random_play_views
 from pokegym.showdown.simulator import shared_simulator
 from pokegym.teams import builtin_pool
 from pokegym.text import BattlePrompter
@@ -67,20 +68,9 @@ def decisions(fmt_name: str, seed: int) -> Iterator[Any]:
         teams = [pool.teams[int(i)].text for i in picks]
     session = SimBattleSession(sim, fmt, teams=teams, seeds=(seed, seed + 1, seed + 2))
     codec = ActionCodec(fmt.gimmick)
-    rng = np.random.default_rng(seed)
     try:
-        for _ in range(500):
-            if session.finished:
-                return
-            choices = {}
-            for side in (0, 1):
-                if not session.needs_choice(side):
-                    continue
-                view = session.battles[side]
-                if side == 0 and not view.teampreview:
-                    yield view, codec
-                choices[side] = codec.to_choice(int(rng.choice(codec.legal_actions(view))), view)
-            session.choose(choices)
+        for view in random_play_views(session, codec, np.random.default_rng(seed)):
+            yield view, codec
     finally:
         session.close()
 

@@ -7,7 +7,7 @@ in odd ones) so that neither agent keeps a seat advantage.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +105,32 @@ def play_battle(
             raise PokegymError("Neither side can move but the battle is not over.")
         session.choose(choices)
     raise PokegymError("The battle did not end.")
+
+
+def random_play_views(
+    session: BattleSession,
+    codec: ActionCodec,
+    rng: np.random.Generator,
+    side: int = 0,
+    max_choices: int = 1_000,
+) -> Iterator[Any]:
+    """Play a started battle with uniformly random legal choices on both sides, and yield
+    ``side``'s battle view before each of its decisions after team preview (the caller
+    looks at it, e.g. builds a prompt, before the choice is made).
+
+    Stops when the battle ends or after ``max_choices`` rounds of choices."""
+    for _ in range(max_choices):
+        if session.finished:
+            return
+        choices: dict[int, str] = {}
+        for who in (0, 1):
+            if not session.needs_choice(who):
+                continue
+            view = session.battles[who]
+            if who == side and not view.teampreview:
+                yield view
+            choices[who] = codec.to_choice(int(rng.choice(codec.legal_actions(view))), view)
+        session.choose(choices)
 
 
 def run_match(

@@ -9,6 +9,7 @@ from pokegym.actions import ActionCodec
 from pokegym.backends.sim import SimBattleSession
 from pokegym.formats import resolve_format
 from pokegym.llm import ScoreRequest, choose, make_model
+from pokegym.match import random_play_views
 from pokegym.showdown.simulator import shared_simulator
 from pokegym.teams import builtin_pool
 from pokegym.text import (
@@ -47,23 +48,6 @@ def all_text(messages: list) -> str:
     return "\n".join(m["content"] if isinstance(m, dict) else str(m) for m in messages)
 
 
-def our_decisions(session: SimBattleSession, codec: ActionCodec, rng, turns: int = 400):
-    """Play ``session`` with random legal choices; yield side 0's view before each of its
-    decisions after team preview (the caller builds its prompts then)."""
-    for _ in range(turns):
-        if session.finished:
-            return
-        choices = {}
-        for side in (0, 1):
-            if not session.needs_choice(side):
-                continue
-            view = session.battles[side]
-            if side == 0 and not view.teampreview:
-                yield view
-            choices[side] = codec.to_choice(int(rng.choice(codec.legal_actions(view))), view)
-        session.choose(choices)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("layout", ["turn", "battle"])
 def test_prompt_injection_never_reaches_a_prompt(layout: str) -> None:
@@ -96,7 +80,7 @@ def test_prompt_injection_never_reaches_a_prompt(layout: str) -> None:
     model = make_model("scripted", scores=lambda prefix, options: [0.0] * len(options))
     decisions = 0
     try:
-        for view in our_decisions(session, codec, np.random.default_rng(5)):
+        for view in random_play_views(session, codec, np.random.default_rng(5)):
             messages, actions = prompter.action_prompt(view)
             decision = choose(model, messages, [a.label for a in actions])
             assert actions[decision.index].action in codec.legal_actions(view)
@@ -135,7 +119,7 @@ def test_the_battle_layout_is_append_only_and_asks_the_same_question() -> None:
     per_battle.attach(session.battles[0])
     previous, drops, decisions, last_turn = None, 0, 0, 0
     try:
-        for view in our_decisions(session, codec, np.random.default_rng(2)):
+        for view in random_play_views(session, codec, np.random.default_rng(2)):
             fresh, fresh_actions = per_turn.action_prompt(view)
             messages, actions = per_battle.action_prompt(view)
             assert [a.label for a in actions] == [a.label for a in fresh_actions]
