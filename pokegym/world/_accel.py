@@ -36,7 +36,7 @@ from pokegym.errors import PokegymError
 
 MODULES = (
     "speed", "state", "damage_tables", "damage_moves", "combatant", "damage_context",
-    "damage_stats", "damage_power", "damage", "transition",
+    "damage_stats", "damage_power", "damage", "move_effects", "transition",
 )  # fmt: skip
 # The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"

@@ -20,6 +20,9 @@ Teleport) and phazing; sleep, paralysis and freeze checks; then end-of-turn
 residuals (weather, Grassy Terrain, Leftovers/Black Sludge, burn, poison, toxic,
 Speed Boost, field counters) and replacements for fainted Pokémon.
 
+This module holds the turn's order, switching, hits and damage;
+:mod:`pokegym.world.move_effects` what moves do besides damage and the end of the turn.
+
 Replacements (after a faint, or for a pivot) are chosen by ``replacement``:
 by default the healthiest Pokémon left (a fixed rule, so expected mode stays
 deterministic). Not modelled: substitutes, Leech Seed and other volatiles except
@@ -38,6 +41,15 @@ import numpy as np
 from pokegym.world import damage as damage_calc
 from pokegym.world.damage import DamageResult
 from pokegym.world.data import Dex, to_id
+from pokegym.world.move_effects import (
+    PHAZING,
+    PIVOTS,
+    WEATHER_ROCKS,
+    after_damage,
+    clear_hazards,
+    end_of_turn,
+    status_move,
+)
 from pokegym.world.state import BattleState, MonState, SideState
 
 # An action: ("move", move_id, terastallize) or ("switch", team_index, False).
@@ -49,24 +61,9 @@ STAGE: Final = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3
 ACC_STAGE: Final = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
              1: 4 / 3, 2: 5 / 3, 3: 6 / 3, 4: 7 / 3, 5: 8 / 3, 6: 9 / 3}  # fmt: skip
 BOOST_INDEX: Final = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
-PIVOTS: Final = {
-    "uturn",
-    "voltswitch",
-    "flipturn",
-    "partingshot",
-    "teleport",
-    "shedtail",
-    "chillyreception",
-}
 PROTECTS: Final = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
             "burningbulwark", "obstruct", "maxguard"}  # fmt: skip
 HAZARD_REMOVAL: Final = {"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"}
-PHAZING: Final = {"roar", "whirlwind", "dragontail", "circlethrow"}
-WEATHER_MOVES: Final = {"sunnyday": "sunnyday", "raindance": "raindance", "sandstorm": "sandstorm",
-                 "snowscape": "snowscape", "hail": "hail",
-                 "chillyreception": "snowscape"}  # fmt: skip
-WEATHER_ROCKS: Final = {"sunnyday": "heatrock", "raindance": "damprock", "sandstorm": "smoothrock",
-                 "snowscape": "icyrock", "hail": "icyrock"}  # fmt: skip
 WEATHER_ABILITIES: Final = {"drought": "sunnyday", "drizzle": "raindance",
                             "sandstream": "sandstorm", "snowwarning": "snowscape",
                             "orichalcumpulse": "sunnyday"}  # fmt: skip
@@ -77,9 +74,6 @@ TERRAIN_ABILITIES: Final = {"electricsurge": "electricterrain", "grassysurge": "
 SPEED_WEATHER: Final = {"swiftswim": ("raindance", "primordialsea"),
                  "chlorophyll": ("sunnyday", "desolateland"),
                  "sandrush": ("sandstorm",), "slushrush": ("snowscape", "hail")}  # fmt: skip
-RECOVERY_HALF: Final = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
-                 "shoreup", "lunarblessing"}  # fmt: skip
-RECOVERY_WEATHER: Final = {"synthesis", "morningsun", "moonlight"}
 # Moves whose power depends on the user's or the target's exact HP.
 HP_SCALED_MOVES: Final = {"eruption", "waterspout", "dragonenergy", "reversal", "flail",
                           "crushgrip", "wringout", "hardpress"}  # fmt: skip
@@ -329,7 +323,7 @@ class TransitionModel:
             if not protected[side]:
                 s.sides[side].active_mon.protect_streak = 0
 
-        self._end_of_turn(s, rng)
+        end_of_turn(self, s, rng)
         for side in (0, 1):
             team = s.sides[side]
             if team.active_mon.hp <= 0:
@@ -591,20 +585,20 @@ class TransitionModel:
                 self._break_form(target)
             if move_id == "knockoff" and hit and target.item and target.hp > 0:
                 target.item = ""
-            self._after_damage(s, side, user, target, info, dealt, hit, rng, outcome)
+            after_damage(self, s, side, user, target, info, dealt, hit, rng, outcome)
             if move_id in PIVOTS and hit:
                 outcome["pivot"] = True
             if move_id in PHAZING and hit and target.hp > 0:
                 outcome["phaze"] = True
             if move_id in ("rapidspin", "mortalspin", "tidyup") and hit:
-                self._clear_hazards(user_team)
+                clear_hazards(user_team)
                 if move_id == "rapidspin":
                     self._boost(user, {"spe": 1})
             return outcome
 
         if not self._chance(hit_chance, rng):
             return outcome
-        self._status_move(s, side, move_id, info, rng, outcome)
+        status_move(self, s, side, move_id, info, rng, outcome)
         return outcome
 
     def _break_form(self, mon: MonState) -> None:
@@ -805,249 +799,3 @@ class TransitionModel:
             pool = crit_rolls if rng.random() < 1 / 24 else rolls
             total += int(pool[int(rng.integers(len(pool)))])
         return total
-
-    def _after_damage(
-        self,
-        s: BattleState,
-        side: int,
-        user: MonState,
-        target: MonState,
-        info: MoveInfo,
-        dealt: float,
-        hit: bool,
-        rng: np.random.Generator | None,
-        outcome: dict[str, bool],
-    ) -> None:
-        if not hit:
-            if info.crash:
-                user.hp -= user.max_hp / 2
-            return
-        drain = info.drain
-        if drain:
-            heal = dealt * drain[0] / drain[1]
-            if user.item == "bigroot":
-                heal *= 1.3
-            user.hp = min(user.max_hp, user.hp + heal)
-        recoil = info.recoil
-        if recoil and user.ability not in ("rockhead", "magicguard"):
-            user.hp -= dealt * recoil[0] / recoil[1]
-        if info.mind_blown and user.ability != "magicguard":
-            user.hp -= user.max_hp / 2
-        if info.self_destruct:
-            user.hp = 0.0
-        if (
-            user.item == "lifeorb"
-            and user.ability not in ("magicguard", "sheerforce")
-            and dealt > 0
-        ):
-            user.hp -= user.max_hp / 10
-        if target.ability in ("roughskin", "ironbarbs") and info.contact:
-            if user.ability != "magicguard":
-                user.hp -= user.max_hp / 8
-        if target.item == "rockyhelmet" and info.contact:
-            if user.ability != "magicguard":
-                user.hp -= user.max_hp / 6
-        if info.self_boosts and user.hp > 0:
-            self._boost(user, info.self_boosts)
-        if user.ability == "sheerforce" and info.sheer_force:
-            return
-        for secondary in info.secondaries:
-            chance = secondary.get("chance", 100) / 100.0
-            if user.ability == "serenegrace":
-                chance = min(1.0, chance * 2)
-            if target.ability == "shielddust" and "self" not in secondary:
-                continue
-            if not self._chance(chance, rng):
-                continue
-            if secondary.get("status") and target.hp > 0:
-                self._inflict(s, target, secondary["status"])
-            if secondary.get("boosts") and target.hp > 0:
-                self._boost(target, secondary["boosts"])
-            if secondary.get("volatileStatus") == "flinch":
-                outcome["flinch"] = True
-            if secondary.get("self", {}).get("boosts") and user.hp > 0:
-                self._boost(user, secondary["self"]["boosts"])
-
-    def _inflict(self, s: BattleState, mon: MonState, status: str) -> bool:
-        if mon.status or mon.hp <= 0:
-            return False
-        types = mon.current_types()
-        if status == "brn" and "Fire" in types:
-            return False
-        if status == "par" and "Electric" in types:
-            return False
-        if status in ("psn", "tox") and ("Poison" in types or "Steel" in types):
-            return False
-        if status == "frz" and "Ice" in types:
-            return False
-        if s.terrain == "mistyterrain" and self._grounded(s, mon):
-            return False
-        if status == "slp" and s.terrain == "electricterrain" and self._grounded(s, mon):
-            return False
-        if mon.ability in ("purifyingsalt", "comatose") or (
-            status == "par" and mon.ability == "limber") or (
-            status == "brn" and mon.ability in ("waterveil", "waterbubble", "thermalexchange")) or (
-            status == "slp" and mon.ability in ("insomnia", "vitalspirit", "sweetveil")) or (
-            status in ("psn", "tox") and mon.ability == "immunity"):  # fmt: skip
-            return False
-        mon.status = status
-        mon.status_turns = 1 if status == "tox" else (2 if status == "slp" else 0)
-        return True
-
-    def _clear_hazards(self, team: SideState) -> None:
-        team.stealth_rock = False
-        team.spikes = 0
-        team.toxic_spikes = 0
-        team.sticky_web = False
-
-    def _status_move(
-        self,
-        s: BattleState,
-        side: int,
-        move_id: str,
-        info: MoveInfo,
-        rng: np.random.Generator | None,
-        outcome: dict[str, bool],
-    ) -> None:
-        user_team, target_team = s.sides[side], s.sides[1 - side]
-        user, target = user_team.active_mon, target_team.active_mon
-        target_self = info.target_self
-        if info.boosts:
-            self._boost(user if target_self else target, info.boosts)
-        status = info.status
-        if status and not target_self:
-            if move_id == "thunderwave" and (
-                self.dex.effectiveness(info.type, target.current_types()) == 0
-            ):
-                return
-            if info.powder and "Grass" in target.current_types():
-                return
-            self._inflict(s, target, status)
-        heal = info.heal
-        if heal and move_id not in RECOVERY_WEATHER:
-            user.hp = min(user.max_hp, user.hp + user.max_hp * heal[0] / heal[1])
-        elif move_id in RECOVERY_HALF:
-            user.hp = min(user.max_hp, user.hp + user.max_hp / 2)
-        elif move_id in RECOVERY_WEATHER:
-            share = {"sunnyday": 2 / 3, "desolateland": 2 / 3, "": 1 / 2}.get(s.weather, 1 / 4)
-            user.hp = min(user.max_hp, user.hp + user.max_hp * share)
-        elif move_id == "rest" and user.hp < user.max_hp:
-            user.hp = float(user.max_hp)
-            user.status = "slp"
-            user.status_turns = 2
-        elif move_id == "painsplit":
-            average = (user.hp + target.hp) / 2
-            user.hp, target.hp = min(user.max_hp, average), min(target.max_hp, average)
-        condition = info.side_condition
-        if condition:
-            side_state = user_team if target_self else target_team
-            if condition == "stealthrock":
-                side_state.stealth_rock = True
-            elif condition == "spikes":
-                side_state.spikes = min(3, side_state.spikes + 1)
-            elif condition == "toxicspikes":
-                side_state.toxic_spikes = min(2, side_state.toxic_spikes + 1)
-            elif condition == "stickyweb":
-                side_state.sticky_web = True
-            elif condition in ("reflect", "lightscreen", "auroraveil"):
-                turns = 8 if user.item == "lightclay" else 5
-                if condition == "auroraveil" and s.weather not in ("snowscape", "hail"):
-                    return
-                setattr(side_state, {"lightscreen": "light_screen", "auroraveil": "aurora_veil"}
-                        .get(condition, condition), turns)  # fmt: skip
-            elif condition == "tailwind":
-                side_state.tailwind = 4
-        if move_id in ("defog", "tidyup"):
-            self._clear_hazards(user_team)
-            self._clear_hazards(target_team)
-            if move_id == "defog":
-                target_team.reflect = target_team.light_screen = target_team.aurora_veil = 0
-        elif move_id == "courtchange":
-            for attr in ("stealth_rock", "spikes", "toxic_spikes", "sticky_web", "reflect",
-                         "light_screen", "aurora_veil", "tailwind"):  # fmt: skip
-                mine, theirs = getattr(user_team, attr), getattr(target_team, attr)
-                setattr(user_team, attr, theirs)
-                setattr(target_team, attr, mine)
-        weather = WEATHER_MOVES.get(move_id)
-        if weather and s.weather != weather:
-            s.weather = weather
-            rock = WEATHER_ROCKS.get(weather)
-            s.weather_turns = 8 if rock and user.item == rock else 5
-        terrain = info.terrain
-        if terrain:
-            s.terrain = terrain
-            s.terrain_turns = 8 if user.item == "terrainextender" else 5
-        pseudo = info.pseudo_weather
-        if pseudo == "trickroom":
-            s.trick_room = 0 if s.trick_room else 5
-        elif pseudo == "gravity":
-            s.gravity = 5
-        if move_id in PIVOTS:
-            if move_id == "partingshot":
-                self._boost(target, {"atk": -1, "spa": -1})
-            outcome["pivot"] = True
-        if move_id in PHAZING:
-            outcome["phaze"] = True
-
-    # ------------------------------------------------------------ end of turn
-    def _end_of_turn(self, s: BattleState, rng: np.random.Generator | None) -> None:
-        order = [0, 1]
-        if self.speed(s, 1) > self.speed(s, 0):
-            order = [1, 0]
-        for side in order:
-            mon = s.sides[side].active_mon
-            if mon.hp <= 0:
-                continue
-            types = mon.current_types()
-            magic_guard = mon.ability == "magicguard"
-            if (
-                s.weather == "sandstorm"
-                and not magic_guard
-                and mon.item != "safetygoggles"
-                and not (set(types) & {"Rock", "Ground", "Steel"})
-                and mon.ability not in ("sandveil", "sandrush", "sandforce", "overcoat")
-            ):
-                mon.hp -= mon.max_hp / 16
-            elif (
-                s.weather == "hail"
-                and not magic_guard
-                and "Ice" not in types
-                and mon.ability not in ("icebody", "snowcloak", "overcoat")
-            ):
-                mon.hp -= mon.max_hp / 16
-            if s.terrain == "grassyterrain" and self._grounded(s, mon):
-                mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 16)
-            if mon.item == "leftovers" or (mon.item == "blacksludge" and "Poison" in types):
-                mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 16)
-            elif mon.item == "blacksludge" and not magic_guard:
-                mon.hp -= mon.max_hp / 8
-            if mon.ability == "poisonheal" and mon.status in ("psn", "tox"):
-                mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 8)
-            elif mon.status == "psn" and not magic_guard:
-                mon.hp -= mon.max_hp / 8
-            elif mon.status == "tox" and not magic_guard:
-                mon.hp -= mon.max_hp * min(15, mon.status_turns) / 16
-                mon.status_turns += 1
-            elif mon.status == "brn" and not magic_guard:
-                mon.hp -= (
-                    mon.max_hp
-                    / (16 if s.gen >= 7 else 8)
-                    / (2 if mon.ability == "heatproof" else 1)
-                )
-            if mon.ability == "speedboost" and mon.hp > 0:
-                self._boost(mon, {"spe": 1})
-        for side_state in s.sides:
-            side_state.reflect = max(0, side_state.reflect - 1)
-            side_state.light_screen = max(0, side_state.light_screen - 1)
-            side_state.aurora_veil = max(0, side_state.aurora_veil - 1)
-            side_state.tailwind = max(0, side_state.tailwind - 1)
-        if s.weather and s.weather not in ("desolateland", "primordialsea", "deltastream"):
-            s.weather_turns -= 1
-            if s.weather_turns <= 0:
-                s.weather, s.weather_turns = "", 0
-        if s.terrain:
-            s.terrain_turns -= 1
-            if s.terrain_turns <= 0:
-                s.terrain, s.terrain_turns = "", 0
-        s.trick_room = max(0, s.trick_room - 1)
-        s.gravity = max(0, s.gravity - 1)
