@@ -13,6 +13,9 @@ The interval is a bootstrap over battles (states of one battle are not independe
 
     python benchmarks/llm_value_probe.py --battles 40 --stride 3 --model qwen-0.5b \\
         --out runs/probe.json
+
+``--model qwen-0.5b,qwen-1.5b`` scores the same states with each model (one after the
+other, each loaded in turn) and compares their AUCs on them, paired.
 """
 
 from __future__ import annotations
@@ -90,8 +93,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--format", default="gen9randombattle")
     parser.add_argument("--model", default="qwen-0.5b",
-                        help="model of the value prompt, or 'none' to compare only the "
-                             "hand-written value and the network")  # fmt: skip
+                        help="model(s) of the value prompt, comma-separated, or 'none' to "
+                             "compare only the hand-written value and the network")  # fmt: skip
     parser.add_argument("--network", help="value-network checkpoint folder (default: shipped)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--bootstrap", type=int, default=2000)
@@ -116,16 +119,20 @@ def main() -> None:
     )
 
     evaluators = ["heuristic", "network"]
-    if args.model != "none":
-        evaluators.insert(0, "llm")
-        model = make_model(args.model, **({"threads": args.threads} if args.threads else {}))
+    names = [] if args.model == "none" else [m.strip() for m in args.model.split(",") if m.strip()]
+    llm_keys = {name: "llm" if len(names) == 1 else f"llm:{name}" for name in names}
+    for name in names:
+        key = llm_keys[name]
+        evaluators.insert(len(evaluators) - 2, key)
+        model = make_model(name, **({"threads": args.threads} if args.threads else {}))
         start = time.perf_counter()
         for record in RECORDS:
             scores = model.score_batch([ScoreRequest(record["messages"], record["buckets"])])[0]
-            record["llm"] = scores.expectation(BUCKET_VALUES) / (len(BUCKET_VALUES) - 1)
-            record["llm_mode"] = int(np.argmax(scores.logprobs))
+            record[key] = scores.expectation(BUCKET_VALUES) / (len(BUCKET_VALUES) - 1)
+            record[f"{key}_mode"] = int(np.argmax(scores.logprobs))
         scored = time.perf_counter() - start
-        print(f"scored {len(RECORDS)} value prompts in {scored:.0f} s", flush=True)
+        print(f"{name}: scored {len(RECORDS)} value prompts in {scored:.0f} s", flush=True)
+        del model
 
     kept = [r for r in RECORDS if r["battle"] in outcome]
     labels = np.array([outcome[r["battle"]] for r in kept])
@@ -153,15 +160,21 @@ def main() -> None:
     low, high = interval(draws["network"] - draws["heuristic"])
     summary["auc_network_minus_heuristic"] = {"value": difference, "95": [low, high]}
     print(f"AUC network - heuristic = {difference:+.3f} [{low:+.3f}, {high:+.3f}] (paired)")
-    for first, second in (("llm", "heuristic"), ("llm", "network"), ("heuristic", "network")):
-        if first in values:
-            rho = float(np.corrcoef(_ranks(values[first]), _ranks(values[second]))[0, 1])
-            summary[f"spearman_{first}_{second}"] = rho
-            print(f"Spearman({first}, {second}) = {rho:.3f}")
-    if "llm" in values:
-        modes = np.bincount([r["llm_mode"] for r in kept], minlength=len(BUCKET_VALUES))
-        summary["llm_modal_bucket_counts"] = modes.tolist()
-        print(f"most likely bucket per state (0-9): {modes.tolist()}")
+    keys = list(llm_keys.values())
+    for key in keys[1:]:
+        difference = summary[key]["auc"] - summary[keys[0]]["auc"]
+        low, high = interval(draws[key] - draws[keys[0]])
+        summary[f"auc_{key}_minus_{keys[0]}"] = {"value": difference, "95": [low, high]}
+        print(f"AUC {key} - {keys[0]} = {difference:+.3f} [{low:+.3f}, {high:+.3f}] (paired)")
+    pairs = [(k, other) for k in keys for other in ("heuristic", "network")]
+    for first, second in [*pairs, ("heuristic", "network")]:
+        rho = float(np.corrcoef(_ranks(values[first]), _ranks(values[second]))[0, 1])
+        summary[f"spearman_{first}_{second}"] = rho
+        print(f"Spearman({first}, {second}) = {rho:.3f}")
+    for key in keys:
+        modes = np.bincount([r[f"{key}_mode"] for r in kept], minlength=len(BUCKET_VALUES))
+        summary[f"{key}_modal_bucket_counts"] = modes.tolist()
+        print(f"{key}: most likely bucket per state (0-9): {modes.tolist()}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         states = [{k: v for k, v in r.items() if k != "messages"} for r in kept]

@@ -94,3 +94,28 @@ def test_the_clock_benchmark_reads_the_arena_s_records(benchmark_script):
     assert row["agent"] == "max_power" and row["wins"] + row["losses"] <= 1
     assert row["clock_losses"] == 0 and row["decisions"] > 0
     assert 0 <= row["median"] <= row["p95"] <= row["max"]
+
+
+@pytest.mark.slow
+def test_the_value_probe_compares_two_models_on_the_same_states(tmp_path):
+    pytest.importorskip("transformers")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from llm_helpers import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    other = build_tiny_model(tmp_path / "other", seed=5)
+    out = tmp_path / "probe.json"
+    models = f"transformers:{folder},transformers:{other}"
+    done = subprocess.run([sys.executable, str(PROBE), "--battles", "2", "--stride", "4",
+                           "--seed", "2", "--model", models, "--bootstrap", "50",
+                           "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    first, second = f"llm:transformers:{folder}", f"llm:transformers:{other}"
+    summary = result["summary"]
+    assert first in summary and second in summary
+    assert f"auc_{second}_minus_{first}" in summary  # paired on the same states
+    values = [(s[first], s[second]) for s in result["states"]]
+    assert values and all(0.0 <= a <= 1.0 and 0.0 <= b <= 1.0 for a, b in values)
+    assert any(a != b for a, b in values)  # two different models, two sets of values
