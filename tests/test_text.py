@@ -144,6 +144,37 @@ def test_the_battle_layout_is_append_only_and_asks_the_same_question() -> None:
     assert 1 <= drops <= last_turn // 3
 
 
+@pytest.mark.slow
+def test_a_battle_played_again_from_its_seed_gets_its_own_log() -> None:
+    """The same seed makes the same battle tag; the second battle's prompt must hold its
+    own turns, not the first one's."""
+    sim = shared_simulator()
+    sim.ensure_running()
+    fmt = resolve_format("gen9randombattle", simulator=sim)
+    codec = ActionCodec(fmt.gimmick)
+    shared = BattlePrompter(codec=codec, layout="battle")
+
+    def play(rng_seed: int, prompter: BattlePrompter, decisions: int = 6) -> str:
+        session = SimBattleSession(sim, fmt, seeds=(31, 5, 6), log="spectator")
+        prompter.attach(session.battles[0])
+        text = ""
+        try:
+            views = random_play_views(session, codec, np.random.default_rng(rng_seed))
+            for count, view in enumerate(views):
+                text = prompter.action_prompt(view)[0][1]["content"]
+                if count + 1 >= decisions:
+                    break
+        finally:
+            session.close()
+        return text
+
+    first = play(1, shared)
+    again = play(2, shared)
+    fresh = play(2, BattlePrompter(codec=codec, layout="battle"))
+    assert again == fresh
+    assert first != again  # other choices, another battle from the second turn on
+
+
 def test_a_prompt_layout_is_checked() -> None:
     with pytest.raises(ValueError, match="'turn' describes each turn anew"):
         BattlePrompter(layout="append")

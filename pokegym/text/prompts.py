@@ -153,10 +153,14 @@ class BattlePrompter:
             {"role": "user", "content": description},
         ]
 
-    def _battle_log(self, battle: AbstractBattle, names: GameNames) -> _BattleLog:
+    def _battle_log(
+        self, battle: AbstractBattle, names: GameNames, recorder: ProtocolRecorder
+    ) -> _BattleLog:
         key = battle.battle_tag
         log = self._logs.get(key)
-        if log is None:
+        # The same tag comes back when a battle is played again from its seed: a new
+        # battle object (a new recorder) starts a new log.
+        if log is None or log.recorder is not recorder:
             untrusted = untrusted_strings(battle)
             head = "Your team as the battle began:\n" + "\n".join(
                 f"- {set_text(names, mon)}" for mon in battle.team.values()
@@ -167,7 +171,7 @@ class BattlePrompter:
                 ).strip("\n")
             if self.knowledge:
                 head += "\n\n" + team_knowledge_text(battle, names)
-            log = self._logs[key] = _BattleLog(head)
+            log = self._logs[key] = _BattleLog(recorder, head)
             while len(self._logs) > _KEPT_BATTLES:
                 self._logs.popitem(last=False)
         self._logs.move_to_end(key)
@@ -176,7 +180,7 @@ class BattlePrompter:
     def _battle_context(self, battle: AbstractBattle) -> list[dict[str, str]]:
         names = GameNames(battle.gen)
         recorder = ProtocolRecorder.attach(battle)
-        log = self._battle_log(battle, names)
+        log = self._battle_log(battle, names, recorder)
         role = battle.player_role or "p1"
         current: list[str] = []
         for turn, sentences in turn_events(recorder.messages, role, names, battle):
@@ -260,10 +264,11 @@ class BattlePrompter:
 
 @dataclass
 class _BattleLog:
-    """What a ``layout="battle"`` prompt keeps of one battle: the head written at its
-    first decision, every finished turn's line as first written, and the first turn the
-    log shows."""
+    """What a ``layout="battle"`` prompt keeps of one battle: the battle object's
+    recorder, the head written at its first decision, every finished turn's line as first
+    written, and the first turn the log shows."""
 
+    recorder: ProtocolRecorder
     head: str
     lines: dict[int, str] = field(default_factory=dict)
     start: int = 1
