@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefixes", type=int, default=4, help="prompts the cache keeps")
     parser.add_argument("--knowledge", action="store_true", help="add game knowledge")
     parser.add_argument("--time", action="store_true", help="run the model on every prompt")
+    parser.add_argument("--decisions", type=int, default=0, help="stop after N (0: no cap)")
     args = parser.parse_args(argv)
     if args.battles < 1 or args.prefixes < 1:
         parser.error("--battles and --prefixes must be at least 1")
@@ -107,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     for battle in range(args.battles):
         prompters: dict[str, BattlePrompter] = {}
         for view, codec in decisions(args.format, args.seed + 10 * battle):
+            if args.decisions and len(computed["turn"]) >= args.decisions:
+                break
             for layout in LAYOUTS:
                 prompter = prompters.get(layout)
                 if prompter is None:
