@@ -338,6 +338,51 @@ class TransformersModel:
         )
         return out.logits.float(), self._kv_of(out), full_mask
 
+    def _score_packed(
+        self,
+        entry: _Prefix,
+        length: int,
+        option_ids: list[list[list[int]]],
+        jobs: list[tuple[int, int]],
+        logprobs: list[list[float]],
+    ) -> int:
+        """Add the log-probabilities of the later tokens of the options ``jobs`` names, all
+        continuing the cached prompt ``entry`` (``length`` tokens), to ``logprobs``.
+
+        The options' tokens are packed into one row, each attending to the prompt and to its
+        own earlier tokens only (a block-diagonal causal mask), so the prompt's keys and
+        values are read once instead of copied once per option: on a 3,500-token prompt this
+        is about 6 times faster on a CPU than a padded batch of one row per option.
+        Returns the tokens computed."""
+        torch = self._torch
+        self._check_deadline("scoring")
+        spans = [len(option_ids[i][j]) - 1 for i, j in jobs]
+        width = sum(spans)
+        packed = [t for i, j in jobs for t in option_ids[i][j][:-1]]
+        positions = [length + k for span in spans for k in range(span)]
+        mask = torch.zeros((1, 1, width, length + width), dtype=torch.bool)
+        mask[..., :length] = True
+        start = 0
+        for span in spans:
+            block = torch.ones((span, span), dtype=torch.bool).tril()
+            mask[0, 0, start : start + span, length + start : length + start + span] = block
+            start += span
+        out = self.model(
+            input_ids=torch.tensor([packed], dtype=torch.long, device=self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),
+            use_cache=True,
+            **{self._cache_kw: self._cache(entry.kv)},
+        )
+        logp = torch.log_softmax(out.logits[0].float(), -1)
+        start = 0
+        for (i, j), span in zip(jobs, spans, strict=True):
+            targets = torch.tensor(option_ids[i][j][1:], dtype=torch.long, device=self.device)
+            picked = logp[start : start + span].gather(1, targets[:, None])
+            logprobs[i][j] += float(picked.sum())
+            start += span
+        return width
+
     # -------------------------------------------------------------------- score
     def score(self, prefix: Prompt, options: Sequence[str]) -> Scores:
         return self.score_batch([ScoreRequest(prefix, options)])[0]
@@ -398,6 +443,9 @@ class TransformersModel:
                 if len(ids) > 1
             ]
             shared = not any(rests)
+            if shared and jobs:  # one packed row over the one cached prompt
+                computed += self._score_packed(entry, common, option_ids, jobs, logprobs)
+                jobs = []
             for c in range(0, len(jobs), self.max_batch):
                 chunk = jobs[c : c + self.max_batch]
                 self._check_deadline(f"scoring (batch {c // self.max_batch + 1})")
