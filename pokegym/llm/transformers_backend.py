@@ -6,10 +6,12 @@ Speed comes from not computing the same prompt twice:
   recently used first out). A new prompt reuses the longest token prefix it shares
   with one of them and computes only the rest, so the calls of one turn that all
   start with the same battle description pay for it once;
-- **batched scoring**: the options of a ``score`` call (or all the options of all the
-  requests of a ``score_batch`` call) are run as one padded batch on top of the shared
-  prefix. Options are tokenized on their own, so a prompt meant for scoring should end
-  at a natural token boundary (a newline, or the chat template's answer header).
+- **batched scoring**: the options of a ``score`` call are run as one packed row on top
+  of the cached prompt (a block-diagonal causal mask keeps each option to the prompt and
+  its own tokens); the requests of a ``score_batch`` call whose prompts end differently
+  run as one padded batch on top of their shared prefix. Options are tokenized on their
+  own, so a prompt meant for scoring should end at a natural token boundary (a newline,
+  or the chat template's answer header).
 
 **Deadlines**: inside :func:`pokegym.llm.call_deadline` a call stops once the deadline
 passes, and raises :class:`~pokegym.llm.DeadlineExceededError`: the prompt is computed in
