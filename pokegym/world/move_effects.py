@@ -10,20 +10,20 @@ half of :class:`~pokegym.world.transition.TransitionModel`'s turn.
 - :func:`end_of_turn`: weather damage, Grassy Terrain, Leftovers and Black Sludge, poison,
   toxic and burn, Speed Boost, and the field counters.
 
-Each function takes the :class:`~pokegym.world.transition.TransitionModel` whose turn it
-is part of (for its chance rule, stat changes, grounding and speed).
+Also here: :class:`MoveInfo` (what a turn reads of a move's entry), :func:`boost`,
+:func:`grounded` and :func:`chance`, which the rest of the turn uses too. ``rng`` is None
+in the world model's expected mode: an event then happens when its chance is at least
+one half.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Any, Final
 
 import numpy as np
 
+from pokegym.world.data import Dex
 from pokegym.world.state import BattleState, MonState, SideState
-
-if TYPE_CHECKING:
-    from pokegym.world.transition import MoveInfo, TransitionModel
 
 PIVOTS: Final = {
     "uturn",
@@ -43,10 +43,93 @@ WEATHER_ROCKS: Final = {"sunnyday": "heatrock", "raindance": "damprock", "sandst
 RECOVERY_HALF: Final = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
                         "shoreup", "lunarblessing"}  # fmt: skip
 RECOVERY_WEATHER: Final = {"synthesis", "morningsun", "moonlight"}
+BOOST_INDEX: Final = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
+FOE_TARGETS: Final = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
+                         "adjacentFoe", "scripted"))  # fmt: skip
+SELF_TARGETS: Final = frozenset(("self", "allySide", "allyTeam", "adjacentAllyOrSelf"))
+
+
+class MoveInfo:
+    """What a turn reads of one move's Showdown entry, read once per move and model."""
+
+    __slots__ = ("accuracy", "boosts", "category", "contact", "crash", "drain", "entry", "heal",
+                 "heal_flag", "id", "mind_blown", "ohko", "powder", "priority", "protect_flag",
+                 "pseudo_weather", "recoil", "secondaries", "self_boosts", "self_destruct",
+                 "sheer_force", "side_condition", "status", "target_self", "targets_foe",
+                 "terrain", "type")  # fmt: skip
+
+    def __init__(self, move_id: str, entry: dict[str, Any]):
+        flags = entry.get("flags", {})
+        self.entry = entry
+        self.id = entry.get("id", move_id)
+        self.category = entry.get("category", "Status")
+        self.type = entry.get("type", "Normal")
+        self.priority = int(entry.get("priority", 0))
+        self.accuracy = entry.get("accuracy", 100)
+        self.ohko = bool(entry.get("ohko"))
+        self.targets_foe = entry.get("target") in FOE_TARGETS
+        self.target_self = entry.get("target") in SELF_TARGETS
+        self.protect_flag = bool(flags.get("protect"))
+        self.contact = bool(flags.get("contact"))
+        self.heal_flag = bool(flags.get("heal"))
+        self.powder = bool(flags.get("powder"))
+        self.crash = bool(entry.get("hasCrashDamage"))
+        self.drain = entry.get("drain")
+        self.recoil = entry.get("recoil")
+        self.mind_blown = bool(entry.get("mindBlownRecoil"))
+        self.self_destruct = entry.get("selfdestruct") == "always"
+        self.self_boosts = (entry.get("self") or {}).get("boosts")
+        self.sheer_force = bool(entry.get("secondary") or entry.get("secondaries"))
+        self.secondaries = tuple(
+            entry.get("secondaries") or ([entry["secondary"]] if entry.get("secondary") else [])
+        )
+        self.boosts = entry.get("boosts")
+        self.status = entry.get("status")
+        self.heal = entry.get("heal")
+        self.side_condition = entry.get("sideCondition")
+        self.terrain = entry.get("terrain")
+        self.pseudo_weather = entry.get("pseudoWeather")
+
+
+def chance(p: float, rng: np.random.Generator | None) -> bool:
+    """Whether an event of probability ``p`` happens: drawn with ``rng``, or (``rng`` None,
+    the expected mode) when ``p`` is at least one half."""
+    if p >= 1.0:
+        return True
+    if p <= 0.0:
+        return False
+    if rng is None:
+        return p >= 0.5
+    return bool(rng.random() < p)
+
+
+def boost(mon: MonState, boosts: dict[str, int]) -> None:
+    """Apply stat stage changes (Contrary, Simple, Clear Body and its kind), within ±6."""
+    values = list(mon.boosts)
+    for stat, amount in boosts.items():
+        index = BOOST_INDEX.get(stat)
+        if index is None:
+            continue
+        if mon.ability == "contrary":
+            amount = -amount
+        elif mon.ability == "simple":
+            amount *= 2
+        if amount < 0 and mon.ability in ("clearbody", "whitesmoke", "fullmetalbody"):
+            continue
+        values[index] = max(-6, min(6, values[index] + amount))
+    mon.boosts = tuple(values)  # type: ignore[assignment]
+
+
+def grounded(s: BattleState, mon: MonState) -> bool:
+    """Whether ``mon`` touches the ground (terrain, Spikes, Ground moves)."""
+    if s.gravity or mon.item == "ironball":
+        return True
+    return not (
+        "Flying" in mon.current_types() or mon.ability == "levitate" or mon.item == "airballoon"
+    )
 
 
 def after_damage(
-    model: TransitionModel,
     s: BattleState,
     side: int,
     user: MonState,
@@ -83,28 +166,28 @@ def after_damage(
         if user.ability != "magicguard":
             user.hp -= user.max_hp / 6
     if info.self_boosts and user.hp > 0:
-        model._boost(user, info.self_boosts)
+        boost(user, info.self_boosts)
     if user.ability == "sheerforce" and info.sheer_force:
         return
     for secondary in info.secondaries:
-        chance = secondary.get("chance", 100) / 100.0
+        odds = secondary.get("chance", 100) / 100.0
         if user.ability == "serenegrace":
-            chance = min(1.0, chance * 2)
+            odds = min(1.0, odds * 2)
         if target.ability == "shielddust" and "self" not in secondary:
             continue
-        if not model._chance(chance, rng):
+        if not chance(odds, rng):
             continue
         if secondary.get("status") and target.hp > 0:
-            inflict(model, s, target, secondary["status"])
+            inflict(s, target, secondary["status"])
         if secondary.get("boosts") and target.hp > 0:
-            model._boost(target, secondary["boosts"])
+            boost(target, secondary["boosts"])
         if secondary.get("volatileStatus") == "flinch":
             outcome["flinch"] = True
         if secondary.get("self", {}).get("boosts") and user.hp > 0:
-            model._boost(user, secondary["self"]["boosts"])
+            boost(user, secondary["self"]["boosts"])
 
 
-def inflict(model: TransitionModel, s: BattleState, mon: MonState, status: str) -> bool:
+def inflict(s: BattleState, mon: MonState, status: str) -> bool:
     if mon.status or mon.hp <= 0:
         return False
     types = mon.current_types()
@@ -116,9 +199,9 @@ def inflict(model: TransitionModel, s: BattleState, mon: MonState, status: str) 
         return False
     if status == "frz" and "Ice" in types:
         return False
-    if s.terrain == "mistyterrain" and model._grounded(s, mon):
+    if s.terrain == "mistyterrain" and grounded(s, mon):
         return False
-    if status == "slp" and s.terrain == "electricterrain" and model._grounded(s, mon):
+    if status == "slp" and s.terrain == "electricterrain" and grounded(s, mon):
         return False
     if mon.ability in ("purifyingsalt", "comatose") or (
         status == "par" and mon.ability == "limber") or (
@@ -139,28 +222,25 @@ def clear_hazards(team: SideState) -> None:
 
 
 def status_move(
-    model: TransitionModel,
+    dex: Dex,
     s: BattleState,
     side: int,
     move_id: str,
     info: MoveInfo,
-    rng: np.random.Generator | None,
     outcome: dict[str, bool],
 ) -> None:
     user_team, target_team = s.sides[side], s.sides[1 - side]
     user, target = user_team.active_mon, target_team.active_mon
     target_self = info.target_self
     if info.boosts:
-        model._boost(user if target_self else target, info.boosts)
+        boost(user if target_self else target, info.boosts)
     status = info.status
     if status and not target_self:
-        if move_id == "thunderwave" and (
-            model.dex.effectiveness(info.type, target.current_types()) == 0
-        ):
+        if move_id == "thunderwave" and (dex.effectiveness(info.type, target.current_types()) == 0):
             return
         if info.powder and "Grass" in target.current_types():
             return
-        inflict(model, s, target, status)
+        inflict(s, target, status)
     heal = info.heal
     if heal and move_id not in RECOVERY_WEATHER:
         user.hp = min(user.max_hp, user.hp + user.max_hp * heal[0] / heal[1])
@@ -222,17 +302,15 @@ def status_move(
         s.gravity = 5
     if move_id in PIVOTS:
         if move_id == "partingshot":
-            model._boost(target, {"atk": -1, "spa": -1})
+            boost(target, {"atk": -1, "spa": -1})
         outcome["pivot"] = True
     if move_id in PHAZING:
         outcome["phaze"] = True
 
 
 # --------------------------------------------------------------------- end of turn
-def end_of_turn(model: TransitionModel, s: BattleState, rng: np.random.Generator | None) -> None:
-    order = [0, 1]
-    if model.speed(s, 1) > model.speed(s, 0):
-        order = [1, 0]
+def end_of_turn(s: BattleState, order: list[int]) -> None:
+    """The residuals of the end of a turn, the faster side's first (``order``)."""
     for side in order:
         mon = s.sides[side].active_mon
         if mon.hp <= 0:
@@ -254,7 +332,7 @@ def end_of_turn(model: TransitionModel, s: BattleState, rng: np.random.Generator
             and mon.ability not in ("icebody", "snowcloak", "overcoat")
         ):
             mon.hp -= mon.max_hp / 16
-        if s.terrain == "grassyterrain" and model._grounded(s, mon):
+        if s.terrain == "grassyterrain" and grounded(s, mon):
             mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 16)
         if mon.item == "leftovers" or (mon.item == "blacksludge" and "Poison" in types):
             mon.hp = min(mon.max_hp, mon.hp + mon.max_hp / 16)
@@ -272,7 +350,7 @@ def end_of_turn(model: TransitionModel, s: BattleState, rng: np.random.Generator
                 mon.max_hp / (16 if s.gen >= 7 else 8) / (2 if mon.ability == "heatproof" else 1)
             )
         if mon.ability == "speedboost" and mon.hp > 0:
-            model._boost(mon, {"spe": 1})
+            boost(mon, {"spe": 1})
     for side_state in s.sides:
         side_state.reflect = max(0, side_state.reflect - 1)
         side_state.light_screen = max(0, side_state.light_screen - 1)

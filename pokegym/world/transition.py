@@ -45,9 +45,13 @@ from pokegym.world.move_effects import (
     PHAZING,
     PIVOTS,
     WEATHER_ROCKS,
+    MoveInfo,
     after_damage,
+    boost,
+    chance,
     clear_hazards,
     end_of_turn,
+    grounded,
     status_move,
 )
 from pokegym.world.state import BattleState, MonState, SideState
@@ -60,7 +64,6 @@ STAGE: Final = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3
          1: 3 / 2, 2: 4 / 2, 3: 5 / 2, 4: 6 / 2, 5: 7 / 2, 6: 8 / 2}  # fmt: skip
 ACC_STAGE: Final = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
              1: 4 / 3, 2: 5 / 3, 3: 6 / 3, 4: 7 / 3, 5: 8 / 3, 6: 9 / 3}  # fmt: skip
-BOOST_INDEX: Final = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
 PROTECTS: Final = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
             "burningbulwark", "obstruct", "maxguard"}  # fmt: skip
 HAZARD_REMOVAL: Final = {"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"}
@@ -77,53 +80,6 @@ SPEED_WEATHER: Final = {"swiftswim": ("raindance", "primordialsea"),
 # Moves whose power depends on the user's or the target's exact HP.
 HP_SCALED_MOVES: Final = {"eruption", "waterspout", "dragonenergy", "reversal", "flail",
                           "crushgrip", "wringout", "hardpress"}  # fmt: skip
-
-
-FOE_TARGETS: Final = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
-                         "adjacentFoe", "scripted"))  # fmt: skip
-SELF_TARGETS: Final = frozenset(("self", "allySide", "allyTeam", "adjacentAllyOrSelf"))
-
-
-class MoveInfo:
-    """What a turn reads of one move's Showdown entry, read once per move and model."""
-
-    __slots__ = ("accuracy", "boosts", "category", "contact", "crash", "drain", "entry", "heal",
-                 "heal_flag", "id", "mind_blown", "ohko", "powder", "priority", "protect_flag",
-                 "pseudo_weather", "recoil", "secondaries", "self_boosts", "self_destruct",
-                 "sheer_force", "side_condition", "status", "target_self", "targets_foe",
-                 "terrain", "type")  # fmt: skip
-
-    def __init__(self, move_id: str, entry: dict[str, Any]):
-        flags = entry.get("flags", {})
-        self.entry = entry
-        self.id = entry.get("id", move_id)
-        self.category = entry.get("category", "Status")
-        self.type = entry.get("type", "Normal")
-        self.priority = int(entry.get("priority", 0))
-        self.accuracy = entry.get("accuracy", 100)
-        self.ohko = bool(entry.get("ohko"))
-        self.targets_foe = entry.get("target") in FOE_TARGETS
-        self.target_self = entry.get("target") in SELF_TARGETS
-        self.protect_flag = bool(flags.get("protect"))
-        self.contact = bool(flags.get("contact"))
-        self.heal_flag = bool(flags.get("heal"))
-        self.powder = bool(flags.get("powder"))
-        self.crash = bool(entry.get("hasCrashDamage"))
-        self.drain = entry.get("drain")
-        self.recoil = entry.get("recoil")
-        self.mind_blown = bool(entry.get("mindBlownRecoil"))
-        self.self_destruct = entry.get("selfdestruct") == "always"
-        self.self_boosts = (entry.get("self") or {}).get("boosts")
-        self.sheer_force = bool(entry.get("secondary") or entry.get("secondaries"))
-        self.secondaries = tuple(
-            entry.get("secondaries") or ([entry["secondary"]] if entry.get("secondary") else [])
-        )
-        self.boosts = entry.get("boosts")
-        self.status = entry.get("status")
-        self.heal = entry.get("heal")
-        self.side_condition = entry.get("sideCondition")
-        self.terrain = entry.get("terrain")
-        self.pseudo_weather = entry.get("pseudoWeather")
 
 
 # MoveInfo of every move looked up so far, per Dex object (static game data, shared by
@@ -323,7 +279,8 @@ class TransitionModel:
             if not protected[side]:
                 s.sides[side].active_mon.protect_streak = 0
 
-        end_of_turn(self, s, rng)
+        order = [1, 0] if self.speed(s, 1) > self.speed(s, 0) else [0, 1]
+        end_of_turn(s, order)
         for side in (0, 1):
             team = s.sides[side]
             if team.active_mon.hp <= 0:
@@ -334,13 +291,11 @@ class TransitionModel:
 
     # ------------------------------------------------------------- mechanics
     def _chance(self, p: float, rng: np.random.Generator | None) -> bool:
-        if p >= 1.0:
-            return True
-        if p <= 0.0:
-            return False
-        if self.mode == "expected" or rng is None:
-            return p >= 0.5
-        return bool(rng.random() < p)
+        return chance(p, self._random(rng))
+
+    def _random(self, rng: np.random.Generator | None) -> np.random.Generator | None:
+        """``rng`` when this model samples, None in expected mode."""
+        return rng if self.mode == "sample" else None
 
     def speed(self, s: BattleState, side: int) -> float:
         team = s.sides[side]
@@ -434,11 +389,7 @@ class TransitionModel:
         return True
 
     def _grounded(self, s: BattleState, mon: MonState) -> bool:
-        if s.gravity or mon.item == "ironball":
-            return True
-        return not (
-            "Flying" in mon.current_types() or mon.ability == "levitate" or mon.item == "airballoon"
-        )
+        return grounded(s, mon)
 
     def switch_in(self, s: BattleState, side: int, index: int) -> None:
         team = s.sides[side]
@@ -506,19 +457,7 @@ class TransitionModel:
                 s.terrain_turns = 8 if mon.item == "terrainextender" else 5
 
     def _boost(self, mon: MonState, boosts: dict[str, int]) -> None:
-        values = list(mon.boosts)
-        for stat, amount in boosts.items():
-            index = BOOST_INDEX.get(stat)
-            if index is None:
-                continue
-            if mon.ability == "contrary":
-                amount = -amount
-            elif mon.ability == "simple":
-                amount *= 2
-            if amount < 0 and mon.ability in ("clearbody", "whitesmoke", "fullmetalbody"):
-                continue
-            values[index] = max(-6, min(6, values[index] + amount))
-        mon.boosts = tuple(values)  # type: ignore[assignment]
+        boost(mon, boosts)
 
     # ------------------------------------------------------------------ moves
     def _use_move(
@@ -585,7 +524,7 @@ class TransitionModel:
                 self._break_form(target)
             if move_id == "knockoff" and hit and target.item and target.hp > 0:
                 target.item = ""
-            after_damage(self, s, side, user, target, info, dealt, hit, rng, outcome)
+            after_damage(s, side, user, target, info, dealt, hit, self._random(rng), outcome)
             if move_id in PIVOTS and hit:
                 outcome["pivot"] = True
             if move_id in PHAZING and hit and target.hp > 0:
@@ -598,7 +537,7 @@ class TransitionModel:
 
         if not self._chance(hit_chance, rng):
             return outcome
-        status_move(self, s, side, move_id, info, rng, outcome)
+        status_move(self.dex, s, side, move_id, info, outcome)
         return outcome
 
     def _break_form(self, mon: MonState) -> None:
