@@ -46,7 +46,7 @@ from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
 from pokegym.text.prompts import LAYOUTS
 from pokegym.world.data import load_dex
-from pokegym.world.priors import belief_for
+from pokegym.world.priors import battle_format, belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
@@ -184,18 +184,8 @@ class AnchoredPrior:
         return probs
 
 
-def battle_format(battle: AbstractBattle) -> str:
-    """The battle's format id (``gen9ou``), from poke-env's battle or its tag."""
-    fmt = getattr(battle, "format", None)
-    if fmt:
-        return str(fmt)
-    tag = str(getattr(battle, "battle_tag", ""))  # battle-gen9ou-123
-    parts = tag.split("-")
-    return parts[1] if len(parts) > 2 else ""
-
-
-def leaf_evaluator(evaluator: str, battle_format: str, checkpoint: str | None) -> str:
-    """Which leaves ``evaluator`` means in ``battle_format``: ``heuristic`` or ``network``.
+def leaf_evaluator(evaluator: str, fmt: str, checkpoint: str | None) -> str:
+    """Which leaves ``evaluator`` means in the format ``fmt``: ``heuristic`` or ``network``.
 
     ``auto``: the network where it was trained, which is random battles for the shipped
     checkpoint and any format for a checkpoint the user names; the hand-written evaluator
@@ -204,7 +194,7 @@ def leaf_evaluator(evaluator: str, battle_format: str, checkpoint: str | None) -
     +7.9] against `abyssal` over 108, at about half the cost of an iteration)."""
     if evaluator != "auto":
         return evaluator
-    return "network" if checkpoint or "randombattle" in battle_format else "heuristic"
+    return "network" if checkpoint or "randombattle" in fmt else "heuristic"
 
 
 @dataclass(frozen=True)

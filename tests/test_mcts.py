@@ -280,7 +280,8 @@ def test_mcts_agent_with_sampled_chance_and_the_network_plays_a_battle():
 
 
 def test_auto_leaves_are_the_network_where_it_was_trained():
-    from policies.mcts_agent import battle_format, leaf_evaluator
+    from pokegym.world.priors import battle_format
+    from policies.mcts_agent import leaf_evaluator
 
     assert leaf_evaluator("auto", "gen9randombattle", None) == "network"
     assert leaf_evaluator("auto", "gen9ou", None) == "heuristic"

@@ -103,6 +103,7 @@ from __future__ import annotations
 
 from pokegym.world.priors.belief import (
     BeliefState,
+    battle_format,
     belief_for,
     modal_determinizer,
     our_hit_range,
@@ -168,6 +169,7 @@ __all__ = [
     "TablePrior",
     "TurnOrder",
     "UsagePrior",
+    "battle_format",
     "belief_for",
     "build_format_priors",
     "build_pool_set_counts",

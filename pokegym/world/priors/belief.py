@@ -195,7 +195,7 @@ class BeliefState:
             prior = source
         else:
             prior = prior_for_format(
-                source or _battle_format(battle), usage_stats=usage_stats, n_teams=n_teams,
+                source or battle_format(battle), usage_stats=usage_stats, n_teams=n_teams,
                 build=build,
             )  # fmt: skip
         belief = cls(prior, our_role=battle.player_role or "p1", gen=battle.gen)
@@ -436,7 +436,9 @@ class BeliefState:
         return f"BeliefState({self.prior!r}, {len(self._evidence)} opponent Pokémon)"
 
 
-def _battle_format(battle: AbstractBattle) -> str:
+def battle_format(battle: AbstractBattle) -> str:
+    """The battle's format id (``gen9ou``): poke-env's, or the one in its tag
+    (``battle-gen9ou-123``)."""
     fmt = getattr(battle, "format", None)
     if fmt:
         return str(fmt)
