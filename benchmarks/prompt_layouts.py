@@ -29,6 +29,7 @@ from pokegym.actions import ActionCodec
 from pokegym.backends.sim import SimBattleSession
 from pokegym.formats import resolve_format
 from pokegym.llm import make_model
+from pokegym.llm.transformers_backend import _common_length
 from pokegym.match import random_play_views
 from pokegym.showdown.simulator import shared_simulator
 from pokegym.teams import builtin_pool
@@ -43,14 +44,8 @@ class PrefixCache:
         self.size, self.entries = size, []  # type: ignore[var-annotated]
 
     def computed(self, ids: Sequence[int]) -> int:
-        reuse = 0
-        for entry in self.entries:
-            n = 0
-            for a, b in zip(entry, ids, strict=False):
-                if a != b:
-                    break
-                n += 1
-            reuse = max(reuse, min(n, len(ids) - 1))
+        # The backend's rule: the longest shared prefix, the last token always computed.
+        reuse = max((min(_common_length(e, ids), len(ids) - 1) for e in self.entries), default=0)
         self.entries = [*self.entries, list(ids)][-self.size :]
         return len(ids) - reuse
 

@@ -147,11 +147,7 @@ class BattlePrompter:
             history=history,
             extras=extras,
         )
-        fmt = f"Gen {battle.gen}"
-        return [
-            {"role": "system", "content": render_template("system", format=fmt)},
-            {"role": "user", "content": description},
-        ]
+        return _messages(battle, description)
 
     def _battle_log(
         self, battle: AbstractBattle, names: GameNames, recorder: ProtocolRecorder
@@ -211,11 +207,7 @@ class BattlePrompter:
             state=state_text(battle, names, own_sets=False),
             extras=extras,
         )
-        fmt = f"Gen {battle.gen}"
-        return [
-            {"role": "system", "content": render_template("system", format=fmt)},
-            {"role": "user", "content": description},
-        ]
+        return _messages(battle, description)
 
     def _ask(self, battle: AbstractBattle, question: str) -> list[dict[str, str]]:
         messages = self.context(battle)
@@ -260,6 +252,12 @@ class BattlePrompter:
         """
         leaf = scrub(leaf, untrusted_strings(battle))
         return self._ask(battle, render_template("value", leaf=leaf)), VALUE_BUCKETS
+
+
+def _messages(battle: AbstractBattle, description: str) -> list[dict[str, str]]:
+    """The system message and the battle description as the user's message."""
+    system = render_template("system", format=f"Gen {battle.gen}")
+    return [{"role": "system", "content": system}, {"role": "user", "content": description}]
 
 
 @dataclass

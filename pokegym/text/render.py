@@ -141,6 +141,11 @@ def _move_line(names: GameNames, move_id: str, mon: Pokemon | None = None) -> st
     return f"{entry['name']} ({', '.join(p for p in parts if p)})"
 
 
+def _held_item(names: GameNames, mon: Pokemon) -> str | None:
+    """The item's name, or None when it holds none or it is not known."""
+    return names.item(mon.item) if mon.item not in (None, "", "unknown_item") else None
+
+
 def pokemon_text(names: GameNames, mon: Pokemon, *, own: bool) -> str:
     """One Pokémon: species, types, HP, status, boosts, and what is known of its set."""
     species = names.species(mon.species) or "Unknown Pokémon"
@@ -154,7 +159,7 @@ def pokemon_text(names: GameNames, mon: Pokemon, *, own: bool) -> str:
         possible = [a for a in (names.ability(x) for x in mon.possible_abilities) if a]
         if possible:
             text += f", possible abilities {' or '.join(possible)}"
-    item = names.item(mon.item) if mon.item not in (None, "", "unknown_item") else None
+    item = _held_item(names, mon)
     if item:
         text += f", item {item}"
     if own and mon.tera_type is not None and not mon.is_terastallized:
@@ -178,7 +183,7 @@ def set_text(names: GameNames, mon: Pokemon) -> str:
     ability = names.ability(mon.ability)
     if ability:
         text += f", ability {ability}"
-    item = names.item(mon.item) if mon.item not in (None, "", "unknown_item") else None
+    item = _held_item(names, mon)
     if item:
         text += f", item {item}"
     tera = str(mon.tera_type.name).title() if mon.tera_type is not None else None
@@ -197,7 +202,7 @@ def brief_text(names: GameNames, mon: Pokemon) -> str:
     text = f"{species}, {_hp(mon)}{_status(mon)}{_boosts(mon)}"
     if mon.is_terastallized:
         text += f", terastallized ({'/'.join(names.types_of(mon))})"
-    item = names.item(mon.item) if mon.item not in (None, "", "unknown_item") else None
+    item = _held_item(names, mon)
     text += f", item {item}" if item else ", no item"
     return text
 
