@@ -119,3 +119,18 @@ def test_the_value_probe_compares_two_models_on_the_same_states(tmp_path):
     values = [(s[first], s[second]) for s in result["states"]]
     assert values and all(0.0 <= a <= 1.0 and 0.0 <= b <= 1.0 for a, b in values)
     assert any(a != b for a, b in values)  # two different models, two sets of values
+
+
+def test_the_scoring_benchmark_computes_only_the_options(tmp_path, benchmark_script, capsys):
+    pytest.importorskip("transformers")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from llm_helpers import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    script = benchmark_script("llm_scoring")
+    assert script.main(["--model", f"transformers:{folder}", "--tokens", "80", "--tries", "1"]) == 0
+    out = capsys.readouterr().out
+    computed = int(out.split("(")[1].split(" option tokens")[0])
+    # The cached calls compute the options' later tokens only, never the prompt again.
+    assert 0 < computed < sum(len(label) for label in script.LABELS)
+    assert "-token cached prompt" in out
