@@ -45,7 +45,11 @@ def test_checksum_mismatch_refuses_and_deletes(tmp_path: Path) -> None:
     assert not (tmp_path / "bad.gguf").exists()
 
 
-def test_cli_check_reports_a_missing_bundle(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_check_reports_a_missing_bundle(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A private cache: a folder converted earlier on this machine would be loaded as it is.
+    monkeypatch.setenv("POKEGYM_HOME", str(tmp_path / "cache"))
     installed = True
     try:
         part_files(BUNDLES["qwen-1.5b"])
