@@ -25,19 +25,16 @@ import pytest
 from helpers import process_group_alive
 
 from pokegym.agents import make_agent
+from pokegym.choices import ChoiceOption, InputError, choice_options, resolve_input
 from pokegym.errors import PokegymError
 from pokegym.play import (
     PROMPT,
     RATING_PROMPT,
-    ChoiceOption,
-    InputError,
     PlayResult,
-    choice_options,
     display_names,
     make_play_setup,
     play_battle_interactive,
     read_rating,
-    resolve_input,
     save_replay,
 )
 from pokegym.text.render import GameNames, to_id

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from web_helpers import Client, running_server, wait_until
 
-from pokegym.play import choice_options, make_play_setup
+from pokegym.choices import choice_options
+from pokegym.play import make_play_setup
 from pokegym.text.render import GameNames
 from pokegym.web.session import WebConfig
 from pokegym.web.sprites import SpriteIndex, slug, sprites_folder
@@ -325,7 +326,8 @@ def test_wait_for_state_changes_is_a_long_poll(tmp_path):
 
 
 def test_the_front_end_waits_for_the_page_and_notices_when_it_is_gone():
-    from pokegym.play import ChoiceOption, PlayerLeft
+    from pokegym.choices import ChoiceOption
+    from pokegym.play import PlayerLeft
     from pokegym.web.session import StaleChoiceError, UnknownChoiceError, WebBattle, WebFrontEnd
 
     now = [100.0]

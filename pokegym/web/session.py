@@ -26,16 +26,14 @@ from typing import Any
 
 from poke_env.battle import AbstractBattle
 
+from pokegym.choices import ChoiceOption, InputError, resolve_input
 from pokegym.errors import PokegymError
 from pokegym.play import (
     BattleEvents,
-    ChoiceOption,
-    InputError,
     PlayerLeft,
     PlayResult,
     display_names,
     make_play_setup,
-    resolve_input,
     run_battle,
     save_battle,
     save_replay,

@@ -13,7 +13,8 @@ from typing import Any
 from poke_env.battle import AbstractBattle, Pokemon
 
 from pokegym.actions import request_moves
-from pokegym.play import ChoiceOption, decision_title
+from pokegym.choices import ChoiceOption
+from pokegym.play import decision_title
 from pokegym.text.render import STATS, TYPES, WEATHERS, GameNames, to_id
 from pokegym.web.sprites import SpriteIndex
 
