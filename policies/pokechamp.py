@@ -117,7 +117,7 @@ def leaf_text(model: TransitionModel, state: BattleState, root: BattleState | No
             was = _name(dex, "species", before.species)
             lines.append(f"You switched {was} out for {a_name}.")
     if a.hp > 0 and b.hp > 0:
-        faster = (model.speed(state, 0) > model.speed(state, 1)) != (state.trick_room > 0)
+        faster = model.faster(state, 0)
         lines.append(f"Active: your {a_name} vs their {b_name}; you are "
                      f"{'faster' if faster else 'slower'}.")  # fmt: skip
         look = one_step_lookahead(model, state, names={})

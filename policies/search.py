@@ -156,7 +156,7 @@ class HeuristicEvaluator:
         t_theirs = _fastest_ko(model, state, 1)
         if math.isinf(t_ours) and math.isinf(t_theirs):
             return 0.0
-        faster = (model.speed(state, 0) > model.speed(state, 1)) != (state.trick_room > 0)
+        faster = model.faster(state, 0)
         if t_ours < t_theirs or (t_ours == t_theirs and faster):
             return theirs.hp_fraction
         return -ours.hp_fraction

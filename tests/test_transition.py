@@ -11,6 +11,7 @@ import pytest
 from pokegym.world.data import load_dex
 from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.sets import compute_stats
+from pokegym.world.speed import action_speed, effective_speed
 from pokegym.world.state import BattleState, MonState, SideState
 from pokegym.world.transition import TransitionModel
 
@@ -156,21 +157,44 @@ def test_priority_beats_speed_and_trick_room_reverses_speed(dex, model):
                         ("move", "earthquake", False)) == 0  # fmt: skip
 
 
-def test_choice_scarf_tailwind_and_paralysis_change_speed(dex, model):
+def test_speed_is_showdown_s_number(dex, model):
+    """The model's Speed is the one rule of speed.py (checked against Showdown in
+    tests/test_speed.py): whole numbers, 4096ths modifiers, paralysis last."""
     mon = make_mon(dex, "garchomp", ("earthquake",))
     state = make_state([mon], [make_mon(dex, "blissey", ("splash",))])
     base = model.speed(state, 0)
+    assert base == mon.stats[5] and isinstance(base, int)
     mon.item = "choicescarf"
-    assert model.speed(state, 0) == pytest.approx(base * 1.5)
+    assert model.speed(state, 0) == effective_speed(base, item="choicescarf") == base * 3 // 2
     mon.item = ""
     state.sides[0].tailwind = 2
-    assert model.speed(state, 0) == pytest.approx(base * 2)
+    assert model.speed(state, 0) == 2 * base
     state.sides[0].tailwind = 0
     mon.status = "par"
-    assert model.speed(state, 0) == pytest.approx(base * 0.5)
+    assert model.speed(state, 0) == base // 2
     mon.status = ""
     mon.boosts = (0, 0, 0, 0, 2, 0, 0)
-    assert model.speed(state, 0) == pytest.approx(base * 2)
+    assert model.speed(state, 0) == 2 * base
+    mon.boosts = (0, 0, 0, 0, 0, 0, 0)
+    mon.ability, mon.item = "chlorophyll", "utilityumbrella"
+    state.weather = "sunnyday"
+    assert model.speed(state, 0) == base  # the umbrella hides the sun from its holder
+
+
+def test_trick_room_orders_by_showdown_s_action_speed(dex, model):
+    """Under Trick Room the slower Pokémon moves first, except that a Speed of 1,809 or
+    more does not wrap around Showdown's 13 bits and moves before slow ones."""
+    fast = make_mon(dex, "weavile", ("tripleaxel",), hp_fraction=0.05)
+    slow = make_mon(dex, "garchomp", ("earthquake",), hp_fraction=0.05)
+    state = make_state([fast], [slow])
+    state.trick_room = 3
+    assert not model.faster(state, 0) and model.faster(state, 1)
+    assert _first_mover(model, state, ("move", "tripleaxel", False),
+                        ("move", "earthquake", False)) == 1  # fmt: skip
+    fast.stats = (*fast.stats[:5], 1809)
+    assert model.action_speed(state, 0) == action_speed(1809, True) > model.action_speed(state, 1)
+    assert _first_mover(model, state, ("move", "tripleaxel", False),
+                        ("move", "earthquake", False)) == 0  # fmt: skip
 
 
 # ------------------------------------------------------------- pivots etc.

@@ -239,7 +239,7 @@ def one_step_lookahead(
                 hp_fraction=arrived.hp_fraction,
                 their_turns_to_ko=their.turns_to_ko if their else math.inf,
                 our_turns_to_ko=ours.turns_to_ko if ours else math.inf,
-                faster=(model.speed(s, 0) > model.speed(s, 1)) != (s.trick_room > 0),
+                faster=model.faster(s, 0),
             )
         )
     return Lookahead(

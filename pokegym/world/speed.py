@@ -14,9 +14,10 @@ Two numbers decide who moves first among actions of the same priority:
   under Trick Room the number of a Pokémon with 1,809 Speed or more does not wrap
   around while a slower one's does, so a very fast Pokémon can move before slow ones.
 
-The world model's priors (turn-order inference), its damage calculator (handler order,
-Electro Ball, Gyro Ball) and the ``abyssal`` agent call these; Showdown's own numbers
-for the same situations are the test (tests/test_speed.py).
+The world model's transitions (turn order, switch order, end-of-turn order), its priors
+(turn-order inference), its damage calculator (handler order, Electro Ball, Gyro Ball)
+and the ``abyssal`` agent call these; Showdown's own numbers for the same situations are
+the test (tests/test_speed.py).
 """
 
 from __future__ import annotations
@@ -63,6 +64,13 @@ def chain_modifiers(mods: Iterable[float]) -> int:
     return total
 
 
+def _as_id(text: str) -> str:
+    """``text`` as a Showdown id (the world model's ids pass through without a copy)."""
+    if not text or (text.islower() and text.isalnum()):
+        return text
+    return to_id(text)
+
+
 def effective_speed(
     stat: int,
     *,
@@ -102,7 +110,7 @@ def effective_speed(
     """
     boost = max(-6, min(6, boost))
     value = int(stat * BOOST_TABLE[boost]) if boost >= 0 else int(stat / BOOST_TABLE[-boost])
-    item, ability = to_id(item), to_id(ability)
+    item, ability = _as_id(item), _as_id(ability)
     mods: list[float] = []
     if item == "choicescarf" and not dynamaxed:
         mods.append(1.5)
@@ -133,9 +141,10 @@ def effective_speed(
         mods.append(2.0)
     if swamp:
         mods.append(0.25)
-    mod = chain_modifiers(mods)
-    if mod != 4096:
-        value = (value * mod + 2047) // 4096
+    if mods:
+        mod = chain_modifiers(mods)
+        if mod != 4096:
+            value = (value * mod + 2047) // 4096
     if status == "par" and ability != "quickfeet":
         value = value * 50 // 100 if gen >= 7 else value * 25 // 100
     return min(value, SPEED_CAP)

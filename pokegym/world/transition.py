@@ -54,14 +54,13 @@ from pokegym.world.move_effects import (
     grounded,
     status_move,
 )
+from pokegym.world.speed import action_speed, effective_speed
 from pokegym.world.state import BattleState, MonState, SideState
 
 # An action: ("move", move_id, terastallize) or ("switch", team_index, False).
 Action = tuple[str, Any, bool]
 Replacement = Callable[[BattleState, int], int | None]
 
-STAGE: Final = {-6: 2 / 8, -5: 2 / 7, -4: 2 / 6, -3: 2 / 5, -2: 2 / 4, -1: 2 / 3, 0: 1.0,
-         1: 3 / 2, 2: 4 / 2, 3: 5 / 2, 4: 6 / 2, 5: 7 / 2, 6: 8 / 2}  # fmt: skip
 ACC_STAGE: Final = {-6: 3 / 9, -5: 3 / 8, -4: 3 / 7, -3: 3 / 6, -2: 3 / 5, -1: 3 / 4, 0: 1.0,
              1: 4 / 3, 2: 5 / 3, 3: 6 / 3, 4: 7 / 3, 5: 8 / 3, 6: 9 / 3}  # fmt: skip
 PROTECTS: Final = {"protect", "detect", "kingsshield", "spikyshield", "banefulbunker", "silktrap",
@@ -74,9 +73,6 @@ TERRAIN_ABILITIES: Final = {"electricsurge": "electricterrain", "grassysurge": "
                      "mistysurge": "mistyterrain",
                      "psychicsurge": "psychicterrain",
                      "hadronengine": "electricterrain", "seedsower": "grassyterrain"}  # fmt: skip
-SPEED_WEATHER: Final = {"swiftswim": ("raindance", "primordialsea"),
-                 "chlorophyll": ("sunnyday", "desolateland"),
-                 "sandrush": ("sandstorm",), "slushrush": ("snowscape", "hail")}  # fmt: skip
 # Moves whose power depends on the user's or the target's exact HP.
 HP_SCALED_MOVES: Final = {"eruption", "waterspout", "dragonenergy", "reversal", "flail",
                           "crushgrip", "wringout", "hardpress"}  # fmt: skip
@@ -224,7 +220,7 @@ class TransitionModel:
 
         # Switches go first, the faster switcher first.
         switchers = [side for side in (0, 1) if actions[side][0] == "switch"]
-        if len(switchers) == 2 and self.speed(s, 1) > self.speed(s, 0):
+        if len(switchers) == 2 and self.faster(s, 1):
             switchers.reverse()
         for side in switchers:
             self.switch_in(s, side, int(actions[side][1]))
@@ -279,7 +275,7 @@ class TransitionModel:
             if not protected[side]:
                 s.sides[side].active_mon.protect_streak = 0
 
-        order = [1, 0] if self.speed(s, 1) > self.speed(s, 0) else [0, 1]
+        order = [1, 0] if self.faster(s, 1) else [0, 1]
         end_of_turn(s, order)
         for side in (0, 1):
             team = s.sides[side]
@@ -297,28 +293,26 @@ class TransitionModel:
         """``rng`` when this model samples, None in expected mode."""
         return rng if self.mode == "sample" else None
 
-    def speed(self, s: BattleState, side: int) -> float:
+    def speed(self, s: BattleState, side: int) -> int:
+        """The active Pokémon's Speed as Showdown computes it (:func:`effective_speed`)."""
         team = s.sides[side]
         mon = team.active_mon
-        speed = mon.stats[5] * STAGE[mon.boosts[4]]
-        if mon.item == "choicescarf":
-            speed *= 1.5
-        elif mon.item in ("ironball", "machobrace", "poweranklet"):
-            speed *= 0.5
-        if mon.status == "par" and mon.ability != "quickfeet":
-            speed *= 0.5
-        if mon.ability == "quickfeet" and mon.status:
-            speed *= 1.5
-        weathers = SPEED_WEATHER.get(mon.ability)
-        if weathers and s.weather in weathers:
-            speed *= 2
-        if mon.ability == "surgesurfer" and s.terrain == "electricterrain":
-            speed *= 2
-        if mon.ability in ("protosynthesis", "quarkdrive") and self._paradox_boost(s, mon) == 5:
-            speed *= 1.5
-        if team.tailwind:
-            speed *= 2
-        return speed
+        return effective_speed(
+            mon.stats[5], boost=mon.boosts[4], item=mon.item, ability=mon.ability,
+            status=mon.status, tailwind=team.tailwind > 0, weather=s.weather,
+            terrain=s.terrain, speed_ability_boost=self._paradox_boost(s, mon) == 5,
+            gen=s.gen,
+        )  # fmt: skip
+
+    def action_speed(self, s: BattleState, side: int) -> int:
+        """What orders actions of one priority, higher first (Trick Room reverses Speed;
+        :func:`~pokegym.world.speed.action_speed`)."""
+        return action_speed(self.speed(s, side), s.trick_room > 0)
+
+    def faster(self, s: BattleState, side: int) -> bool:
+        """``side`` acts before the other among actions of the same priority (a Speed tie
+        is not faster)."""
+        return self.action_speed(s, side) > self.action_speed(s, 1 - side)
 
     def _paradox_boost(self, s: BattleState, mon: MonState) -> int | None:
         """The stat (index) Protosynthesis/Quark Drive raise, or None when inactive."""
@@ -364,8 +358,7 @@ class TransitionModel:
             if move_id not in self._moves and move_id not in self.dex.moves:
                 move_id = to_id(move_id)
             priority = self.priority(s, side, move_id)
-            speed = self.speed(s, side)
-            keys.append((priority, -speed if s.trick_room else speed))
+            keys.append((priority, self.action_speed(s, side)))
         if keys[0] == keys[1]:
             if self.mode == "sample" and rng is not None and rng.random() < 0.5:
                 return [1, 0]
