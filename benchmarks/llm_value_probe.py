@@ -38,7 +38,7 @@ from policies.distilled import DistilledPolicy
 from policies.minimax import decision_state
 from policies.pokechamp import BUCKET_VALUES, PokeChampPolicy, leaf_text
 from policies.search import HeuristicEvaluator
-from train.distill import bootstrap_auc, roc_auc
+from train.metrics import bootstrap_auc, roc_auc
 
 RECORDS: list[dict[str, Any]] = []
 BATTLES: dict[str, AbstractBattle] = {}  # the recording side's battle objects, by tag

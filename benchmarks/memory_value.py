@@ -27,14 +27,9 @@ from typing import Any
 import numpy as np
 
 from policies.value_net import default_checkpoint, load_checkpoint
-from train.distill import (
-    DistillConfig,
-    bootstrap_auc,
-    build_memory,
-    load_dataset,
-    roc_auc,
-    split_battles,
-)
+from train.dataset import load_dataset, split_battles
+from train.distill import DistillConfig, build_memory
+from train.metrics import bootstrap_auc, roc_auc
 
 
 def _floats(text: str) -> list[float]:

@@ -33,7 +33,7 @@ def test_the_shipped_gpu_battles_are_consistent():
 
 def test_the_probe_judges_with_the_held_out_auc_of_training(benchmark_script):
     """One AUC for the probe and for `pokegym distill`'s held-out metrics (tested there)."""
-    from train.distill import roc_auc
+    from train.metrics import roc_auc
 
     assert benchmark_script("llm_value_probe").roc_auc is roc_auc
     assert np.isnan(roc_auc(np.array([0.5, 0.6]), np.array([1, 1])))

@@ -11,15 +11,9 @@ import pytest
 
 from policies.value_net import CheckpointError, load_checkpoint
 from train.collect import read_collection
-from train.distill import (
-    FOLDER_SHIFT,
-    DistillConfig,
-    load_dataset,
-    main,
-    roc_auc,
-    td_lambda_targets,
-    train,
-)
+from train.dataset import FOLDER_SHIFT, load_dataset, td_lambda_targets
+from train.distill import DistillConfig, main, train
+from train.metrics import roc_auc
 
 
 def config(data, out, **changes):

@@ -13,8 +13,10 @@ from pokegym.arena import ArenaConfig, run_arena
 from policies.distilled import DistilledPolicy, checkpoint_id
 from policies.value_net import default_checkpoint
 from train.collect import read_collection
-from train.distill import DistillConfig, load_dataset, roc_auc, split_battles
+from train.dataset import load_dataset, split_battles
+from train.distill import DistillConfig
 from train.memorize import main as memorize
+from train.metrics import roc_auc
 
 # Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
 pytestmark = pytest.mark.slow

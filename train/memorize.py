@@ -24,7 +24,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from memory.experience import MemoryFileError
     from policies.value_net import CheckpointError, default_checkpoint, load_checkpoint
     from train.collect import CollectionError
-    from train.distill import DistillConfig, build_memory, load_dataset
+    from train.dataset import load_dataset
+    from train.distill import DistillConfig, build_memory
 
     parser = argparse.ArgumentParser(prog="pokegym memorize", description=__doc__.split("\n")[0])
     parser.add_argument(
