@@ -445,3 +445,48 @@ def test_a_language_model_prior_steers_the_root_and_is_metered():
     assert result.record("llm_prior")["battles"] == 1
     assert checked and min(checked) > 0.9  # e^-5 per move against 1 per switch
     assert result.agent_stats["llm_prior"].usage.get("calls", 0) >= len(checked)
+
+
+def _world_mon(dex, species, moves):
+    from pokegym.world.sets import compute_stats
+    from pokegym.world.state import MonState
+
+    entry = dex.species_entry(species)
+    raw = compute_stats(dex, species, 100, (84,) * 6, (31,) * 6, "")
+    stats = (raw["hp"], raw["atk"], raw["def"], raw["spa"], raw["spd"], raw["spe"])
+    return MonState(species, 100, tuple(entry["types"]), stats, float(stats[0]), tuple(moves))
+
+
+def test_the_switch_prior_favours_leaving_a_threat_for_a_pokemon_that_takes_it():
+    """Heatran faces Garchomp's Earthquake (4x): with switch_gain, switching to
+    Corviknight (immune to Ground) gets more prior than to Tyranitar (weak to Ground), and
+    both more than a plain switch; Garchomp itself, not threatened by Heatran, gets no
+    bonus for switching."""
+    from pokegym.world.data import load_dex
+    from pokegym.world.state import BattleState, SideState
+    from pokegym.world.transition import TransitionModel
+    from policies.mcts_agent import HeuristicPrior
+
+    dex = load_dex(9)
+    model = TransitionModel(dex)
+    ours = [_world_mon(dex, "heatran", ("magmastorm", "earthpower")),
+            _world_mon(dex, "corviknight", ("bravebird",)),
+            _world_mon(dex, "tyranitar", ("crunch",))]  # fmt: skip
+    theirs = [_world_mon(dex, "garchomp", ("earthquake", "dragonclaw")),
+              _world_mon(dex, "blissey", ("seismictoss",))]  # fmt: skip
+    state = BattleState(sides=[SideState(mons=ours), SideState(mons=theirs)])
+    actions = [("move", "magmastorm", False), ("switch", 1, False), ("switch", 2, False)]
+    plain = HeuristicPrior(model).scores(state, 0, actions)
+    gain = HeuristicPrior(model, switch_gain=0.6)
+    scored = gain.scores(state, 0, actions)
+    assert plain[1] == plain[2] == pytest.approx(0.2)
+    assert gain.danger(state, 0) == pytest.approx(1.0)  # Earthquake takes it all
+    # Corviknight is immune to Earthquake; Dragon Claw is what is left (80 x 1.5 STAB x
+    # 0.5 against Steel) of Earthquake's 100 x 1.5 x 4 against Heatran.
+    assert scored[1] == pytest.approx(0.2 + 0.6 * (1 - 60 / 600))
+    assert 0.2 < scored[2] < scored[1]
+    assert scored[0] == plain[0]  # moves are scored as before
+    probs = gain.prior(state, 0, actions)
+    assert probs[1] > probs[2] and probs[1] > HeuristicPrior(model).prior(state, 0, actions)[1]
+    their_actions = [("move", "earthquake", False), ("switch", 1, False)]
+    assert gain.scores(state, 1, their_actions)[1] < 0.2 + 0.6 * 0.5
