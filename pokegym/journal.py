@@ -31,12 +31,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pokegym.errors import PokegymError
-
-if TYPE_CHECKING:
-    from pokegym.arena import AgentStats, BattleRecord
+from pokegym.tournament import AgentStats, BattleRecord
 
 JOURNAL_NAME = "battles.jsonl"
 JOURNAL_FORMAT = "pokegym-arena-battles"
@@ -64,8 +62,6 @@ class PlayedBattle:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PlayedBattle:
-        from pokegym.arena import AgentStats, BattleRecord
-
         names = {f.name for f in fields(BattleRecord)}
         values = {k: v for k, v in data.items() if k in names}
         values["pair"] = tuple(values["pair"])

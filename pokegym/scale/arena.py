@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pokegym.arena import Arena, ArenaConfig, ArenaResult, BattleRecord
+from pokegym.arena import Arena, ArenaConfig
 from pokegym.journal import BattleJournal, PlayedBattle
 from pokegym.scale.cluster import ClusterError, ClusterInfo, ray_cluster, workers_that_fit
 from pokegym.scale.pool import Event, PoolReport, WorkerPool, where
 from pokegym.scale.resources import worker_resources
+from pokegym.tournament import ArenaResult, BattleRecord
 
 Task = tuple[tuple[str, str], int]
 
