@@ -52,10 +52,11 @@ def test_two_nodes_play_the_local_arena_s_battles(two_nodes):
 @pytest.mark.timeout(600)
 def test_a_node_lost_mid_run_costs_no_battle(two_nodes):
     """The worker node goes away just after its worker was handed a battle: the battle it
-    was playing (or, if it finished that one first, the next one it was handed) is played
-    again by the head's worker, and the run ends with every battle."""
+    was playing is played again by the head's worker, and the run ends with every battle.
+    The battles are a search's (a second or more each, seeded and reproducible), so the
+    node is gone before the battle it was handed can end."""
     cluster, worker_node = two_nodes
-    config = dataclasses.replace(SMALL, seed=31)
+    config = dataclasses.replace(SMALL, agents=["mcts:iterations=300", "random"], seed=31)
     reference = run_arena(config)
     lost = []
 
@@ -68,6 +69,5 @@ def test_a_node_lost_mid_run_costs_no_battle(two_nodes):
     result, run = run_on_ray(Arena(config), RayOptions(), event=event)
     assert lost and run.report.lost_workers == 1
     assert result.retried == 1 and not result.failed
-    ((pair, index),) = run.report.retried_tasks
-    assert pair == lost[0][0] and index >= lost[0][1]
+    assert run.report.retried_tasks == lost
     assert outcomes(result.battles) == outcomes(reference.battles)
