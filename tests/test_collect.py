@@ -12,7 +12,8 @@ from pokegym.agents import register_agent
 from policies.baselines import RandomPolicy
 from policies.value_net import STATE_FEATURES
 from train import collect as collect_module
-from train.collect import SCHEMA_VERSION, collected_battles, main, read_collection
+from train.collect import main
+from train.collection import SCHEMA_VERSION, collected_battles, read_collection
 
 # Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
 pytestmark = pytest.mark.slow

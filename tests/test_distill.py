@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from policies.value_net import CheckpointError, load_checkpoint
-from train.collect import read_collection
+from train.collection import read_collection
 from train.dataset import FOLDER_SHIFT, load_dataset, td_lambda_targets
 from train.distill import DistillConfig, main, train
 from train.metrics import roc_auc

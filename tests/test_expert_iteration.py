@@ -13,8 +13,8 @@ import pytest
 from pokegym.agents import make_agent
 from pokegym.arena import ArenaConfig, run_arena
 from policies.value_net import load_checkpoint
-from train.collect import CollectionError, collected_battles, read_collection
 from train.collect import main as collect_main
+from train.collection import CollectionError, collected_battles, read_collection
 from train.distill import DistillConfig, train
 
 pytest.importorskip("pyarrow", reason="collections need the distill extra")

@@ -12,7 +12,7 @@ from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
 from policies.distilled import DistilledPolicy, checkpoint_id
 from policies.value_net import default_checkpoint
-from train.collect import read_collection
+from train.collection import read_collection
 from train.dataset import load_dataset, split_battles
 from train.distill import DistillConfig
 from train.memorize import main as memorize

@@ -342,7 +342,8 @@ def ray_collection(local_ray, tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_collect_on_ray_writes_the_local_rows(ray_collection, tmp_path):
-    from train.collect import collected_battles, main, read_collection
+    from train.collect import main
+    from train.collection import collected_battles, read_collection
 
     local = tmp_path / "local"
     assert main(["--agents", "max_power,random", "--battles", "4", "--out", str(local),

@@ -96,7 +96,7 @@ def _concatenate(parts: list[Dataset]) -> Dataset:
 
 def _load_folder(folder: str, config: DistillConfig, offset: int = 0) -> Dataset:
     """One collection folder's rows, battle ids shifted by ``offset``."""
-    from train.collect import CollectionError, read_collection
+    from train.collection import CollectionError, read_collection
 
     manifest_path = Path(folder) / "collection.json"
     if not manifest_path.exists():

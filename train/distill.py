@@ -613,7 +613,7 @@ def parse_args(argv: Sequence[str] | None) -> DistillConfig:
 def main(argv: Sequence[str] | None = None) -> int:
     from pokegym.errors import PokegymError
     from policies.value_net import CheckpointError
-    from train.collect import CollectionError
+    from train.collection import CollectionError
 
     try:
         config = parse_args(argv)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     from memory.experience import MemoryFileError
     from policies.value_net import CheckpointError, default_checkpoint, load_checkpoint
-    from train.collect import CollectionError
+    from train.collection import CollectionError
     from train.dataset import load_dataset
     from train.distill import DistillConfig, build_memory
 
