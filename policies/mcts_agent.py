@@ -461,9 +461,17 @@ class MCTSPolicy(Policy):
         if len(orders) == 1 or battle.opponent_active_pokemon is None:
             return next(iter(orders.values()))
         model, sampler, evaluator = self._roles(battle)
-        states = self.root_states(battle, model.dex)
+        states = [s for s in self.root_states(battle, model.dex) if terminal_value(s) is None]
         ours = list(orders)
         favoured = self._favoured(battle, orders)
+        if not states:
+            # The battle goes on, but the model's state says it is over (what it knows of a
+            # side disagrees with the battle): play without a search.
+            log.warning("mcts: turn %d: the model's state is already over; no search",
+                        battle.turn)  # fmt: skip
+            self.latencies.append(time.perf_counter() - started)
+            self.iteration_counts.append(0)
+            return orders[favoured] if favoured is not None else next(iter(orders.values()))
         root = self.root_policy(battle, orders) if self.prior_name in ("network", "llm") else None
         stats = self.search(states, ours, evaluator, WorldGame(model, sampler), favoured,
                             started, root)  # fmt: skip

@@ -490,3 +490,39 @@ def test_the_switch_prior_favours_leaving_a_threat_for_a_pokemon_that_takes_it()
     assert probs[1] > probs[2] and probs[1] > HeuristicPrior(model).prior(state, 0, actions)[1]
     their_actions = [("move", "earthquake", False), ("switch", 1, False)]
     assert gain.scores(state, 1, their_actions)[1] < 0.2 + 0.6 * 0.5
+
+
+@pytest.mark.slow
+def test_a_root_the_model_thinks_is_over_is_played_without_a_search(caplog):
+    """When what the model knows says the battle is over while it goes on (a side it
+    thinks has nothing left), the agent answers a legal order without searching: every
+    other decision here gets a state whose opponent has no Pokémon left."""
+    from pokegym.agents import register_agent
+
+    made = []
+
+    def factory(**options):
+        agent = make_agent("mcts:iterations=30,anchor=abyssal")
+        real = agent.root_states
+
+        def root_states(battle, dex):
+            states = real(battle, dex)
+            if len(agent.iteration_counts) % 2:
+                for state in states:
+                    for mon in state.sides[1].mons:
+                        mon.hp = 0.0
+                    state.notes = {**(state.notes or {}), "unseen": 0}
+            return states
+
+        agent.root_states = root_states
+        made.append(agent)
+        return agent
+
+    register_agent("overruled", factory)
+    with caplog.at_level("WARNING", logger="policies.mcts_agent"):
+        result = run_arena(ArenaConfig(agents=["overruled", "random"], battles_per_pair=1,
+                                       seed=5, concurrency=1, clock_bank=None))  # fmt: skip
+    assert result.record("overruled")["battles"] == 1
+    counts = max((m.iteration_counts for m in made), key=len)
+    assert 0 in counts and any(c >= 30 for c in counts)
+    assert "already over" in caplog.text

@@ -138,3 +138,34 @@ def test_own_tera_types_come_from_the_request():
         assert any(kind == "move" and tera for kind, _, tera in legal)
     finally:
         env.close()
+
+
+def test_a_pokemon_shown_at_0_hp_by_zoroark_s_illusion_is_at_full_hp():
+    """Zoroark disguised as Iron Thorns takes a KO: Showdown damages "Iron Thorns" to 0,
+    then replaces it with Zoroark, which faints. poke-env leaves Iron Thorns at 0 HP, not
+    fainted; the real Iron Thorns has not been in battle, so the state gives it full HP
+    (at 0 the opponent's side looked finished, and the search refused its root)."""
+    import logging
+
+    from poke_env.battle import Battle
+
+    from pokegym.world.state import opponent_mon_state
+
+    battle = Battle("battle-gen9randombattle-1", "me", logging.getLogger("test"), gen=9)
+    battle.player_role = "p1"
+    protocol = """|player|p1|me|
+|player|p2|them|
+|switch|p2a: Iron Thorns|Iron Thorns, L83|100/100
+|turn|11
+|-damage|p2a: Iron Thorns|0 fnt
+|replace|p2a: Zoroark|Zoroark, L83, M
+|-end|p2a: Zoroark|Illusion
+|faint|p2a: Zoroark"""
+    for line in protocol.splitlines():
+        battle.parse_message(line.split("|"))
+    thorns, zoroark = battle.opponent_team["p2: Iron Thorns"], battle.opponent_team["p2: Zoroark"]
+    assert thorns.current_hp_fraction == 0 and not thorns.fainted  # what poke-env keeps
+    dex = load_dex(9)
+    state = opponent_mon_state(dex, thorns, default_set(dex, "ironthorns", 83))
+    assert state.hp == state.stats[0] > 0
+    assert opponent_mon_state(dex, zoroark, default_set(dex, "zoroark", 83)).hp == 0
