@@ -42,13 +42,14 @@ from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
 from pokegym.world.data import to_id
+from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.abyssal import AbyssalPolicy
 from policies.minimax import MinimaxOptions, MinimaxPolicy, decision_state, root_actions
 from policies.opponent_view import RuleReplyModel, order_action
-from policies.search import Evaluator, HeuristicEvaluator, LookaheadProposer, Proposer
+from policies.search import Evaluator, LookaheadProposer, Proposer
 from policies.value_net import (
     CheckpointError,
     DistilledNetwork,

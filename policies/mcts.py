@@ -28,13 +28,20 @@ that was seen before reuses its node).
 
 The search is anytime: ``budget`` seconds and/or ``iterations`` bound it, the clock is
 injectable, and a seed makes every choice reproducible (with an iteration budget).
+
+Python's cyclic garbage collector is paused while a search runs (:func:`collector_paused`):
+an iteration allocates states and nodes that reference counting alone frees (the tree
+holds no cycles), and the collector's passes over every live object of the process (the
+priors' tables among them) took about a quarter of the search's time.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -149,6 +156,20 @@ class RootStats:
         return acts[max(range(len(acts)), key=key)]
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block (reference counting still
+    frees everything that is not in a cycle); it is switched back on afterwards, also
+    when the block raises, unless it was off before."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 @dataclass
 class Tree:
     """One search tree (one determinization) and its counters."""
@@ -215,15 +236,16 @@ class SMMCTS:
         start = self.clock()
         deadline = math.inf if budget is None else start + budget
         limit = math.inf if iterations is None else iterations
-        trees = [self.new_tree(s) for s in states]
-        done = 0
-        while done < limit:
-            if self.clock() >= deadline and done >= len(trees):
-                break
-            tree = trees[done % len(trees)]
-            self.iterate(tree, rng)
-            done += 1
-        stats = self.root_stats(trees)
+        with collector_paused():
+            trees = [self.new_tree(s) for s in states]
+            done = 0
+            while done < limit:
+                if self.clock() >= deadline and done >= len(trees):
+                    break
+                self.iterate(trees[done % len(trees)], rng)
+                done += 1
+            stats = self.root_stats(trees)
+            del trees  # freed now, so the collector's first pass after the search is short
         stats.seconds = self.clock() - start
         return stats
 

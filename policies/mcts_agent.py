@@ -46,13 +46,14 @@ from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
 from pokegym.text.prompts import LAYOUTS
 from pokegym.world.data import load_dex
+from pokegym.world.evaluation import HeuristicEvaluator, terminal_value
 from pokegym.world.priors import battle_format, belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
 from policies.mcts import SMMCTS, RootStats, SearchConfig
 from policies.minimax import decision_state, root_actions
-from policies.search import HeuristicEvaluator, legal_actions, terminal_value
+from policies.search import legal_actions
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,13 @@ from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
 
 from pokegym.world.data import Dex, load_dex, to_id
+from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
 from policies.search import (
     Evaluator,
-    HeuristicEvaluator,
     LookaheadProposer,
     MinimaxSearch,
     Proposer,

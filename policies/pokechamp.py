@@ -56,6 +56,7 @@ from poke_env.player.battle_order import BattleOrder
 from pokegym.llm import LanguageModel, LLMError, ScoreRequest, call_deadline, choose
 from pokegym.text import VALUE_BUCKETS, BattlePrompter
 from pokegym.world.data import Dex
+from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState, state_from_battle
@@ -64,7 +65,6 @@ from policies.llm_common import DEFAULT_MODEL, Deadline, ModelHandle, TurnClock,
 from policies.minimax import DEADLINE_MARGIN, MinimaxPolicy, root_actions
 from policies.search import (
     Evaluator,
-    HeuristicEvaluator,
     LookaheadProposer,
     Proposer,
     SearchTimeout,

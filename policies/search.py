@@ -43,9 +43,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from pokegym.world.evaluation import terminal_value
 from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
+from policies.mcts import collector_paused
 
 PASS: Action = ("pass", None, False)
 
@@ -66,19 +68,6 @@ class SearchTimeout(Exception):
     """Raised inside the search when the deadline has passed (the iteration is dropped)."""
 
 
-def terminal_value(state: BattleState) -> float | None:
-    """1 / 0 / ½ when the battle is over for side 0, else None."""
-    ours = bool(state.sides[0].alive())
-    theirs = bool(state.sides[1].alive()) or int(state.notes.get("unseen", 0)) > 0
-    if ours and theirs:
-        return None
-    if ours:
-        return 1.0
-    if theirs:
-        return 0.0
-    return 0.5
-
-
 def legal_actions(model: TransitionModel, state: BattleState, side: int) -> list[Action]:
     """The model's legal actions, or a single pass when the side cannot act."""
     actions = model.legal_actions(state, side)
@@ -86,114 +75,6 @@ def legal_actions(model: TransitionModel, state: BattleState, side: int) -> list
 
 
 # ------------------------------------------------------------------ heuristics
-@dataclass
-class HeuristicEvaluator:
-    """A hand-written value: material and position, squashed to a win chance.
-
-    ``score = Σ ours HP fraction − Σ theirs HP fraction`` (Pokémon not yet seen count as
-    full HP) ``+ boost_weight · (net positive boosts of our active − of theirs)``
-    ``− status_weight · (statused Pokémon of ours − of theirs)``
-    ``− hazard_weight · (hazard layers on our side · our Pokémon left − on theirs · theirs)``
-    ``+ alive_weight · (our Pokémon left − theirs)`` (unseen ones count as left),
-    then ``1 / (1 + exp(−scale · score))``. HP is the main term; the others break ties
-    between states of equal material the way a player would. ``alive_weight`` (0 by
-    default: the distilled network reads this value as an input) makes a knock-out worth
-    more than the HP it removes: a Pokémon on a sliver of HP still attacks.
-    """
-
-    model: TransitionModel | None = None
-    scale: float = 1.2
-    boost_weight: float = 0.08
-    status_weight: float = 0.12
-    hazard_weight: float = 0.03
-    duel_weight: float = 0.35
-    alive_weight: float = 0.0
-
-    def value(self, state: BattleState) -> float:
-        return self.value_and_duel(state)[0]
-
-    def value_and_duel(self, state: BattleState) -> tuple[float, float]:
-        """:meth:`value` and :meth:`duel` (0 when either active has fainted), the duel
-        computed once."""
-        done = terminal_value(state)
-        ours, theirs = state.sides
-        duel = 0.0
-        if self.model is not None and ours.active_mon.hp > 0 and theirs.active_mon.hp > 0:
-            duel = self.duel(state)
-        if done is not None:
-            return done, duel
-        return self._squash(state, duel), duel
-
-    def _squash(self, state: BattleState, duel: float) -> float:
-        ours, theirs = state.sides
-        score = sum(m.hp_fraction for m in ours.mons if m.hp > 0)
-        score -= sum(m.hp_fraction for m in theirs.mons if m.hp > 0)
-        score -= float(state.notes.get("unseen", 0))
-        score += self.boost_weight * (_boost_sum(ours) - _boost_sum(theirs))
-        score -= self.status_weight * (_statused(ours) - _statused(theirs))
-        score -= self.hazard_weight * (
-            _hazard_layers(ours) * len(ours.alive()) - _hazard_layers(theirs) * len(theirs.alive())
-        )
-        if self.alive_weight:
-            left = len(ours.alive()) - len(theirs.alive()) - int(state.notes.get("unseen", 0))
-            score += self.alive_weight * left
-        if self.model is not None:
-            score += self.duel_weight * duel
-        return 1.0 / (1.0 + math.exp(-self.scale * score))
-
-    def duel(self, state: BattleState) -> float:
-        """Who wins the fight between the two actives, in [-1, 1] (side 0's view).
-
-        The expected turns each needs to KO the other with its best move (misses
-        counted), the faster side winning a tie; scaled by the HP at stake.
-        """
-        ours, theirs = state.sides[0].active_mon, state.sides[1].active_mon
-        if ours.hp <= 0 or theirs.hp <= 0:
-            return 0.0
-        model = self.model
-        assert model is not None
-        t_ours = _fastest_ko(model, state, 0)
-        t_theirs = _fastest_ko(model, state, 1)
-        if math.isinf(t_ours) and math.isinf(t_theirs):
-            return 0.0
-        faster = model.faster(state, 0)
-        if t_ours < t_theirs or (t_ours == t_theirs and faster):
-            return theirs.hp_fraction
-        return -ours.hp_fraction
-
-    def evaluate(self, states: Sequence[BattleState]) -> list[float]:
-        return [self.value(s) for s in states]
-
-
-def _fastest_ko(model: TransitionModel, state: BattleState, side: int) -> float:
-    """Expected turns for ``side``'s active to KO the other with its best move."""
-    defender = state.sides[1 - side].active_mon
-    best = math.inf
-    for _, result, accuracy in model.attacks(state, side):
-        if result is None or result.expected <= 0:
-            continue
-        if accuracy <= 0:
-            continue
-        best = min(best, math.ceil(defender.hp / result.expected) / accuracy)
-    return best
-
-
-def _boost_sum(side: Any) -> float:
-    mon = side.active_mon
-    if mon.hp <= 0:
-        return 0.0
-    atk, _, spa, _, spe = mon.boosts[:5]
-    return max(atk, spa) + 0.5 * spe + 0.25 * (mon.boosts[1] + mon.boosts[3])
-
-
-def _statused(side: Any) -> int:
-    return sum(1 for m in side.mons if m.hp > 0 and m.status)
-
-
-def _hazard_layers(side: Any) -> int:
-    return int(side.stealth_rock) + side.spikes + side.toxic_spikes + int(side.sticky_web)
-
-
 @dataclass
 class LookaheadProposer:
     """The one-step lookahead's view of the actions of ``side``, best first.
@@ -409,12 +290,13 @@ class MinimaxSearch:
         best = fallback if fallback in our_actions else candidates[0]
         tree.chosen = best
         try:
-            for depth in range(1, self.depth + 1):
-                values, replies, worst = self._root(state, candidates, depth)
-                tree.values, tree.replies, tree.worst_reply = values, replies, worst
-                best = max(candidates, key=lambda a: (values[a], -candidates.index(a)))
-                tree.chosen = best
-                tree.depth_completed = depth
+            with collector_paused():  # see policies/mcts.py: the tree holds no cycles
+                for depth in range(1, self.depth + 1):
+                    values, replies, worst = self._root(state, candidates, depth)
+                    tree.values, tree.replies, tree.worst_reply = values, replies, worst
+                    best = max(candidates, key=lambda a: (values[a], -candidates.index(a)))
+                    tree.chosen = best
+                    tree.depth_completed = depth
         except SearchTimeout:
             tree.timed_out = True
         tree.principal_line = self._principal_line(state, best, tree)

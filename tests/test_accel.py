@@ -1,5 +1,6 @@
 """The compiled world model (pokegym.world._accel): when it is used, and that it produces
-the same states and the same benchmark figures as the Python modules."""
+the same states, the same leaf evaluations and the same benchmark figures as the Python
+modules."""
 
 from __future__ import annotations
 
@@ -137,6 +138,7 @@ def test_the_compiled_model_gives_the_same_states_and_figures(
 
     assert figures(compiled) == figures(python)
     assert any(line.startswith("digest of the model's states") for line in compiled)
+    assert any(line.startswith("digest of the leaf evaluation") for line in compiled)
     assert any(line.startswith("true sets:") and " 0 turns" not in line for line in compiled)
 
 

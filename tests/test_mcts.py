@@ -4,10 +4,12 @@ agent on real battles."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
-from policies.mcts import SMMCTS, SearchConfig
+from policies.mcts import SMMCTS, SearchConfig, collector_paused
 
 
 # ------------------------------------------------------------------ tiny games
@@ -185,6 +187,41 @@ def test_every_tree_gets_an_iteration_even_past_the_deadline():
     assert stats.trees == 3
     assert stats.iterations == 3
     assert sum(stats.visits[0]) == pytest.approx(3.0)  # one share per tree
+
+
+class GcWatcher(Half):
+    """Records whether Python's cyclic collector was on at each evaluation."""
+
+    def __init__(self):
+        super().__init__()
+        self.collector_on: list[bool] = []
+
+    def evaluate(self, states):
+        self.collector_on.append(gc.isenabled())
+        return super().evaluate(states)
+
+
+class Exploding(RaceGame):
+    def step(self, state, a, b, rng):
+        raise RuntimeError("the game broke")
+
+
+def test_the_collector_is_paused_during_a_search_and_restored_after():
+    assert gc.isenabled()
+    watcher = GcWatcher()
+    SMMCTS(RaceGame(), watcher).search(["start"], np.random.default_rng(0), iterations=50)
+    assert watcher.collector_on and not any(watcher.collector_on)
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError, match="the game broke"):
+        SMMCTS(Exploding(), Half()).search(["start"], np.random.default_rng(0), iterations=5)
+    assert gc.isenabled()  # switched back on when the search raised
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # it was off before, so it stays off
+    finally:
+        gc.enable()
 
 
 def test_iterations_and_budget_are_checked():

@@ -297,6 +297,29 @@ def transition_digest(
     return digest.hexdigest()
 
 
+def leaf_digest(
+    samples: list[tuple[BattleState, Action, Action]],
+    dex_by_gen: dict[int, Dex],
+    width: int = 5,
+    encoder_factory: Any = None,
+) -> str:
+    """A SHA-256 over what a search's leaf evaluation reads from every state of the
+    depth-2 expansions of :func:`transition_digest`: the hand-written evaluator's value
+    and duel term and the value network's state encoding (its float32 bytes). Two
+    implementations with the same digest score every leaf alike."""
+    from pokegym.world.encoding import StateEncoder
+
+    digest = hashlib.sha256()
+    for state, _, _ in samples:
+        model = TransitionModel(dex_by_gen[state.gen])
+        encoder = (encoder_factory or StateEncoder)(model)
+        for child in [state, *_expansion(model, state, width, depth=2)]:
+            value, duel = encoder.heuristic.value_and_duel(child)
+            digest.update(repr((value, duel)).encode())
+            digest.update(encoder.encode(child).tobytes())
+    return digest.hexdigest()
+
+
 def _state_bytes(state: BattleState) -> bytes:
     parts: list[Any] = [state.gen, state.weather, state.weather_turns, state.terrain,
                         state.terrain_turns, state.trick_room, state.gravity,
@@ -389,4 +412,6 @@ def main(argv: list[str] | None = None) -> int:
         f"faint_acc_priors={prior_scores.faint_accuracy:.3f} transitions_per_s={rate:.0f}"
     )
     print(f"digest of the model's states on these battles (seed {args.seed}): {digest}")
+    leaves = leaf_digest(samples, {9: load_dex(9)})
+    print(f"digest of the leaf evaluation (hand-written value, encoding): {leaves}")
     return 0

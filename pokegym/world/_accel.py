@@ -1,4 +1,5 @@
-"""The compiled world model: speed, state, the damage calculator and transition, built with mypyc.
+"""The compiled world model: speed, state, the damage calculator, transition and the leaf
+evaluation (the hand-written value and the state encoding), built with mypyc.
 
 The Python modules stay the source of truth. ``pokegym accel build`` (``make setup``
 runs it) compiles a snapshot of them with mypyc into
@@ -36,7 +37,8 @@ from pokegym.errors import PokegymError
 
 MODULES = (
     "speed", "state", "damage_tables", "damage_moves", "combatant", "damage_context",
-    "damage_stats", "damage_power", "damage", "move_effects", "transition",
+    "damage_stats", "damage_power", "damage", "move_effects", "transition", "evaluation",
+    "encoding",
 )  # fmt: skip
 # The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"
