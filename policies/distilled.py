@@ -113,6 +113,13 @@ class ValueNetEvaluator:
     def evaluate(self, states: Sequence[BattleState]) -> list[float]:
         self.calls += 1
         self.states += len(states)
+        if len(states) == 1 and self.memory is None and not self.heuristic_weight:
+            # One leaf at a time (the MCTS): the network's vector path.
+            return [self.network.win_probability_one(self.encoder.encode(states[0]))]
+        return self.evaluate_batch(states)
+
+    def evaluate_batch(self, states: Sequence[BattleState]) -> list[float]:
+        """:meth:`evaluate` through the batch path whatever the number of states."""
         features = self.encoder.encode_many(states)
         value = self.network.win_probability(features).astype(np.float64)
         net_weight = 1.0 - self.memory_weight - self.heuristic_weight

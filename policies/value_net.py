@@ -13,6 +13,7 @@ torch module (:func:`torch_network`) is only built for training.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,6 +176,23 @@ class DistilledNetwork:
             h = np.clip(features[:, HEURISTIC_INDEX], 1e-4, 1 - 1e-4)
             logits = logits + self._scale * np.log(h / (1 - h))
         return 1.0 / (1.0 + np.exp(-np.clip(logits, -30, 30)))
+
+    def win_probability_one(self, features: np.ndarray) -> float:
+        """:meth:`win_probability` of one state's features (a 1-D vector), for a search
+        that scores one leaf at a time: vector products instead of a batch's matrix
+        products, and the scalar tail in Python floats, about 4x faster per state.
+        Equal to the batch's value up to float32 rounding (the products sum in another
+        order)."""
+        x = (features - self._mean) * self._inv_std
+        for weight, bias in self._layers:
+            x = x @ weight
+            x += bias
+            np.maximum(x, 0.0, out=x)
+        logit = float(x @ self._head[0][:, 0]) + float(self._head[1][0])
+        if self._scale:
+            h = min(max(float(features[HEURISTIC_INDEX]), 1e-4), 1 - 1e-4)
+            logit += self._scale * math.log(h / (1 - h))
+        return 1.0 / (1.0 + math.exp(-min(max(logit, -30.0), 30.0)))
 
     def llm_score(self, features: np.ndarray) -> np.ndarray | None:
         """The predicted LLM leaf score per row, or None without that head."""
@@ -354,6 +372,9 @@ class EnsembleNetwork:
     def win_probability(self, features: np.ndarray) -> np.ndarray:
         values = [member.win_probability(features) for member in self.members]
         return np.mean(values, axis=0)  # type: ignore[no-any-return]
+
+    def win_probability_one(self, features: np.ndarray) -> float:
+        return sum(m.win_probability_one(features) for m in self.members) / len(self.members)
 
     def embed(self, features: np.ndarray) -> np.ndarray:
         return self.primary.embed(features)

@@ -35,6 +35,9 @@ def test_shipped_checkpoint_scores_world_model_states(states):
     evaluator = ValueNetEvaluator(StateEncoder(model), network)
     values = evaluator.evaluate(states)
     assert len(values) == len(states) and all(0.0 < v < 1.0 for v in values)
+    # One state at a time (as the MCTS asks) takes the vector path: the same values.
+    one_by_one = [evaluator.evaluate([s])[0] for s in states]
+    assert np.allclose(one_by_one, values, rtol=0, atol=1e-6)
     assert len(set(np.round(values, 6))) > 1  # it tells positions apart
     # A position where side 0 lost its whole team but one Pokémon at 1 HP is worse.
     rich = [i for i, s in enumerate(states) if len(s.sides[0].alive()) >= 4]
@@ -206,6 +209,8 @@ def test_members_under_a_checkpoint_are_averaged(tmp_path, states):
     low, high = single.win_probability(features), ensemble.members[1].win_probability(features)
     assert np.all(high > low)
     assert np.allclose(ensemble.win_probability(features), (low + high) / 2)
+    one = [ensemble.win_probability_one(row) for row in features]
+    assert np.allclose(one, (low + high) / 2, atol=1e-6)  # the one-state path agrees
     assert np.array_equal(ensemble.embed(features), single.embed(features))  # memory unchanged
     assert isinstance(DistilledPolicy(checkpoint=str(folder)).network, EnsembleNetwork)
     assert not isinstance(DistilledPolicy(checkpoint=str(folder), ensemble=False).network,

@@ -4,11 +4,13 @@ agent on real battles."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 
 import numpy as np
 import pytest
 
+import policies.mcts as mcts_module
 from policies.mcts import SMMCTS, SearchConfig, collector_paused
 
 
@@ -412,6 +414,20 @@ def test_the_budget_benchmark_reports_the_agent_s_own_decisions(benchmark_script
     assert "median 40," in lines[2]
     with pytest.raises(SystemExit):
         bench.main(["--agent", "random"])
+
+
+@pytest.mark.slow
+def test_the_speed_benchmark_runs_every_setup_on_the_same_states(benchmark_script, capsys):
+    bench = benchmark_script("search_speed")
+    assert bench.main(["--battles", "1", "--stride", "8", "--iterations", "40", "--trees", "2",
+                       "--rounds", "1"]) == 0  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    summary = dict(field.split("=") for field in out[-1].split())
+    assert set(summary) == {"shipped", "collector_on", "batch_path", "hand-written"}
+    assert all(float(rate) > 0 for rate in summary.values())
+    assert any(line.startswith("live objects tracked by the collector") for line in out)
+    assert mcts_module.collector_paused is not contextlib.nullcontext  # patched back
+    assert gc.isenabled()
 
 
 def test_search_report_holds_visit_shares_and_the_visit_weighted_value():
