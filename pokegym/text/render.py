@@ -450,116 +450,177 @@ def turn_events(
     """Every turn's events as sentences, in order: ``(turn number, sentences)``, turn 0
     being what happened before the first turn.
 
-    Only whitelisted events are rendered, with Pokémon named by species (from the
-    switch details, or from ``battle``'s teams), never by nickname; player names, chat
-    and free-text messages are not rendered.
+    Only whitelisted events are rendered (:class:`_Narrator`), with Pokémon named by
+    species (from the switch details, or from ``battle``'s teams), never by nickname;
+    player names, chat and free-text messages are not rendered.
     """
-    species: dict[str, str] = {}
-    if battle is not None:  # Pokémon already seen before recording started
-        for team in (battle.team, battle.opponent_team):
-            for ident, mon in team.items():
-                name = names.species(mon.species)
-                if name:
-                    species[ident] = name
+    narrator = _Narrator(our_role, names, battle)
     turns: list[tuple[int, list[str]]] = [(0, [])]
-
-    def who(ident: str) -> str | None:
-        match = _IDENT.match(ident)
-        if not match:
-            return None
-        side = "your" if match.group(1) == our_role else "the opposing"
-        name = species.get(f"{match.group(1)}: {ident[match.end() :]}")
-        return f"{side} {name}" if name else None
-
-    def source(parts: list[str]) -> str:
-        for part in parts:
-            if part.startswith("[from]"):
-                name = names.effect(part[6:].strip())
-                if name:
-                    return f" ({name})"
-        return ""
-
     for parts in _split_lines(messages):
         if len(parts) < 2:
             continue
         kind, args = parts[1], parts[2:]
-        out = turns[-1][1]
         if kind == "turn" and args and args[0].isdigit():
             turns.append((int(args[0]), []))
-        elif kind in ("switch", "drag", "replace") and len(args) >= 2:
-            match = _IDENT.match(args[0])
-            name = names.species(args[1].split(",")[0])
-            if match and name:
-                species[f"{match.group(1)}: {args[0][match.end() :]}"] = name
-                side = "You" if match.group(1) == our_role else "The opponent"
-                out.append(f"{side} sent out {name}.")
-        elif kind == "move" and len(args) >= 2:
-            user, move = who(args[0]), names.move(args[1])
-            if user and move:
-                out.append(f"{user} used {move}.")
-        elif kind == "faint" and args:
-            mon = who(args[0])
-            if mon:
-                out.append(f"{mon} fainted.")
-        elif kind in ("-damage", "-heal") and len(args) >= 2:
-            mon = who(args[0])
-            hp = args[1].split()[0]
-            if mon and "/" in hp:
-                now, total = hp.split("/")
-                if now.isdigit() and total.isdigit() and int(total):
-                    percent = round(100 * int(now) / int(total))
-                    verb = "was hurt" if kind == "-damage" else "recovered"
-                    out.append(f"{mon} {verb}{source(args)}: {percent}% HP left.")
-            elif mon and hp == "0":
-                out.append(f"{mon} was hurt{source(args)}: 0% HP left.")
-        elif kind == "-status" and len(args) >= 2:
-            mon, word = who(args[0]), STATUS_WORDS.get(args[1])
-            if mon and word:
-                out.append(f"{mon} is {word}{source(args)}.")
-        elif kind in ("-boost", "-unboost") and len(args) >= 3:
-            mon, stat = who(args[0]), args[1]
-            if mon and stat in STATS and args[2].isdigit():
-                sign = "+" if kind == "-boost" else "-"
-                out.append(f"{mon}: {stat} {sign}{args[2]}.")
-        elif kind == "-weather" and args:
-            weather = WEATHERS.get(to_id(args[0]))
-            if weather and "[upkeep]" not in parts:
-                out.append(f"The weather became {weather}.")
-        elif kind in ("-fieldstart", "-sidestart") and args:
-            effect = names.effect(args[-1])
-            if effect:
-                where = ""
-                if kind == "-sidestart":
-                    mine = args[0].startswith(our_role)
-                    where = " on your side" if mine else " on the opponent's side"
-                out.append(f"{effect} started{where}.")
-        elif kind == "-terastallize" and len(args) >= 2:
-            mon, tera = who(args[0]), args[1]
-            if mon and tera in TYPES:
-                out.append(f"{mon} terastallized into the {tera} type.")
-        elif kind in ("-supereffective", "-resisted", "-crit", "-immune", "-miss") and args:
-            mon = who(args[-1] if kind == "-miss" else args[0])
-            phrase = {
-                "-supereffective": "It was super effective on",
-                "-resisted": "It was not very effective on",
-                "-crit": "A critical hit on",
-                "-immune": "It had no effect on",
-                "-miss": "The move missed",
-            }[kind]
-            if mon:
-                out.append(f"{phrase} {mon}.")
-            elif kind == "-miss":
-                out.append("The move missed.")
-        elif kind in ("-enditem", "-item") and len(args) >= 2:
-            mon, item = who(args[0]), names.item(args[1])
-            if mon and item:
-                verb = "lost its" if kind == "-enditem" else "has"
-                out.append(f"{mon} {verb} {item}.")
-        elif kind == "-ability" and len(args) >= 2:
-            mon, ability = who(args[0]), names.ability(args[1])
-            if mon and ability:
-                out.append(f"{mon}'s ability is {ability}.")
+            continue
+        handler = _NARRATED.get(kind)
+        if handler is not None:
+            sentence = handler(narrator, kind, args, parts)
+            if sentence:
+                turns[-1][1].append(sentence)
     return turns
+
+
+_EFFECT_PHRASES = {
+    "-supereffective": "It was super effective on",
+    "-resisted": "It was not very effective on",
+    "-crit": "A critical hit on",
+    "-immune": "It had no effect on",
+    "-miss": "The move missed",
+}
+
+
+class _Narrator:
+    """One sentence per whitelisted protocol message (None: not rendered); remembers
+    which species each Pokémon ident is."""
+
+    def __init__(self, our_role: str, names: GameNames, battle: AbstractBattle | None):
+        self.our_role = our_role
+        self.names = names
+        self.species: dict[str, str] = {}
+        if battle is not None:  # Pokémon already seen before recording started
+            for team in (battle.team, battle.opponent_team):
+                for ident, mon in team.items():
+                    name = names.species(mon.species)
+                    if name:
+                        self.species[ident] = name
+
+    def who(self, ident: str) -> str | None:
+        match = _IDENT.match(ident)
+        if not match:
+            return None
+        side = "your" if match.group(1) == self.our_role else "the opposing"
+        name = self.species.get(f"{match.group(1)}: {ident[match.end() :]}")
+        return f"{side} {name}" if name else None
+
+    def source(self, parts: list[str]) -> str:
+        for part in parts:
+            if part.startswith("[from]"):
+                name = self.names.effect(part[6:].strip())
+                if name:
+                    return f" ({name})"
+        return ""
+
+    def switch(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 2:
+            return None
+        match = _IDENT.match(args[0])
+        name = self.names.species(args[1].split(",")[0])
+        if not (match and name):
+            return None
+        self.species[f"{match.group(1)}: {args[0][match.end() :]}"] = name
+        side = "You" if match.group(1) == self.our_role else "The opponent"
+        return f"{side} sent out {name}."
+
+    def move(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 2:
+            return None
+        user, move = self.who(args[0]), self.names.move(args[1])
+        return f"{user} used {move}." if user and move else None
+
+    def faint(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        mon = self.who(args[0]) if args else None
+        return f"{mon} fainted." if mon else None
+
+    def hp_change(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 2:
+            return None
+        mon = self.who(args[0])
+        hp = args[1].split()[0]
+        if mon and "/" in hp:
+            now, total = hp.split("/")
+            if now.isdigit() and total.isdigit() and int(total):
+                percent = round(100 * int(now) / int(total))
+                verb = "was hurt" if kind == "-damage" else "recovered"
+                return f"{mon} {verb}{self.source(args)}: {percent}% HP left."
+        elif mon and hp == "0":
+            return f"{mon} was hurt{self.source(args)}: 0% HP left."
+        return None
+
+    def status(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 2:
+            return None
+        mon, word = self.who(args[0]), STATUS_WORDS.get(args[1])
+        return f"{mon} is {word}{self.source(args)}." if mon and word else None
+
+    def boost(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 3:
+            return None
+        mon, stat = self.who(args[0]), args[1]
+        if mon and stat in STATS and args[2].isdigit():
+            sign = "+" if kind == "-boost" else "-"
+            return f"{mon}: {stat} {sign}{args[2]}."
+        return None
+
+    def weather(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        weather = WEATHERS.get(to_id(args[0])) if args else None
+        if weather and "[upkeep]" not in parts:
+            return f"The weather became {weather}."
+        return None
+
+    def condition(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        effect = self.names.effect(args[-1]) if args else None
+        if not effect:
+            return None
+        where = ""
+        if kind == "-sidestart":
+            mine = args[0].startswith(self.our_role)
+            where = " on your side" if mine else " on the opponent's side"
+        return f"{effect} started{where}."
+
+    def terastallize(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 2:
+            return None
+        mon, tera = self.who(args[0]), args[1]
+        return f"{mon} terastallized into the {tera} type." if mon and tera in TYPES else None
+
+    def hit_effect(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if not args:
+            return None
+        mon = self.who(args[-1] if kind == "-miss" else args[0])
+        if mon:
+            return f"{_EFFECT_PHRASES[kind]} {mon}."
+        return "The move missed." if kind == "-miss" else None
+
+    def item(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 2:
+            return None
+        mon, item = self.who(args[0]), self.names.item(args[1])
+        if not (mon and item):
+            return None
+        verb = "lost its" if kind == "-enditem" else "has"
+        return f"{mon} {verb} {item}."
+
+    def ability(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+        if len(args) < 2:
+            return None
+        mon, ability = self.who(args[0]), self.names.ability(args[1])
+        return f"{mon}'s ability is {ability}." if mon and ability else None
+
+
+# The protocol messages that are rendered, and how.
+_NARRATED: dict[str, Callable[[_Narrator, str, list[str], list[str]], str | None]] = {
+    "switch": _Narrator.switch, "drag": _Narrator.switch, "replace": _Narrator.switch,
+    "move": _Narrator.move, "faint": _Narrator.faint,
+    "-damage": _Narrator.hp_change, "-heal": _Narrator.hp_change,
+    "-status": _Narrator.status, "-boost": _Narrator.boost, "-unboost": _Narrator.boost,
+    "-weather": _Narrator.weather,
+    "-fieldstart": _Narrator.condition, "-sidestart": _Narrator.condition,
+    "-terastallize": _Narrator.terastallize,
+    **{kind: _Narrator.hit_effect for kind in _EFFECT_PHRASES},
+    "-enditem": _Narrator.item, "-item": _Narrator.item,
+    "-ability": _Narrator.ability,
+}  # fmt: skip
 
 
 def turn_line(turn: int, sentences: Sequence[str]) -> str:
