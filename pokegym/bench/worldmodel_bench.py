@@ -303,20 +303,27 @@ def leaf_digest(
     width: int = 5,
     encoder_factory: Any = None,
 ) -> str:
-    """A SHA-256 over what a search's leaf evaluation reads from every state of the
-    depth-2 expansions of :func:`transition_digest`: the hand-written evaluator's value
-    and duel term and the value network's state encoding (its float32 bytes). Two
-    implementations with the same digest score every leaf alike."""
+    """A SHA-256 over what a search reads from every state of the depth-2 expansions of
+    :func:`transition_digest` besides the next states: the hand-written evaluator's value
+    and duel term, the value network's state encoding (its float32 bytes) and the damage
+    prior over each side's legal actions. Two implementations with the same digest score
+    every leaf and steer every node alike."""
+    from pokegym.world.action_prior import HeuristicPrior
     from pokegym.world.encoding import StateEncoder
 
     digest = hashlib.sha256()
     for state, _, _ in samples:
         model = TransitionModel(dex_by_gen[state.gen])
         encoder = (encoder_factory or StateEncoder)(model)
+        prior = HeuristicPrior(model, switch_gain=0.6)
         for child in [state, *_expansion(model, state, width, depth=2)]:
             value, duel = encoder.heuristic.value_and_duel(child)
             digest.update(repr((value, duel)).encode())
             digest.update(encoder.encode(child).tobytes())
+            for side in (0, 1):
+                actions = model.legal_actions(child, side)
+                if actions:
+                    digest.update(repr(prior.prior(child, side, actions)).encode())
     return digest.hexdigest()
 
 
@@ -413,5 +420,5 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"digest of the model's states on these battles (seed {args.seed}): {digest}")
     leaves = leaf_digest(samples, {9: load_dex(9)})
-    print(f"digest of the leaf evaluation (hand-written value, encoding): {leaves}")
+    print(f"digest of the leaf evaluation (hand-written value, encoding, prior): {leaves}")
     return 0
