@@ -144,8 +144,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _run_compare(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from pokegym.agents import split_agent_specs
-    from pokegym.arena import Arena, ArenaConfig
+    from pokegym.arena import Arena
     from pokegym.journal import JOURNAL_NAME, BattleJournal
 
     if args.summarize:
@@ -153,24 +152,8 @@ def _run_compare(args: argparse.Namespace) -> int:
     if args.ray is None and (args.workers is not None or args.retries is not None
                              or args.ray_runtime_env is not None):  # fmt: skip
         raise PokegymError("--workers, --retries and --ray-runtime-env need --ray.")
-    agents = split_agent_specs(args.agents)
-    pairs = parse_pairs(args.pairs) if args.pairs is not None else None
-    concurrency = 8 if args.concurrency is None else args.concurrency
-    config = ArenaConfig(
-        agents=agents,
-        battle_format=args.format,
-        battles_per_pair=args.battles,
-        pairs=pairs,  # type: ignore[arg-type]
-        mirror=args.mirror,
-        seed=args.seed,
-        concurrency=concurrency,
-        simulators=args.simulators,
-        clock_bank=None if args.no_clock else args.clock_bank,
-        clock_increment=args.clock_increment,
-        max_turns=args.max_turns,
-        replays=str(Path(args.out).resolve() / "replays") if args.replays else None,
-        teams=args.teams,
-    )
+    config = _compare_config(args)
+    agents, concurrency = config.agents, config.concurrency
     ray_options = _ray_options(args) if args.ray is not None else None
     if ray_options is not None:  # before anything starts or is written
         from pokegym.scale.cluster import check_reachable, import_ray
@@ -229,10 +212,37 @@ def _run_compare(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 128 + signum
+    return _report_compare(args, result, ray_run, journal.path)
+
+
+def _compare_config(args: argparse.Namespace) -> Any:
+    """The tournament ``pokegym compare``'s arguments describe (an ``ArenaConfig``)."""
+    from pokegym.agents import split_agent_specs
+    from pokegym.arena import ArenaConfig
+
+    return ArenaConfig(
+        agents=split_agent_specs(args.agents),
+        battle_format=args.format,
+        battles_per_pair=args.battles,
+        pairs=parse_pairs(args.pairs) if args.pairs is not None else None,  # type: ignore[arg-type]
+        mirror=args.mirror,
+        seed=args.seed,
+        concurrency=8 if args.concurrency is None else args.concurrency,
+        simulators=args.simulators,
+        clock_bank=None if args.no_clock else args.clock_bank,
+        clock_increment=args.clock_increment,
+        max_turns=args.max_turns,
+        replays=str(Path(args.out).resolve() / "replays") if args.replays else None,
+        teams=args.teams,
+    )
+
+
+def _report_compare(args: argparse.Namespace, result: Any, ray_run: Any, journal: Path) -> int:
+    """Print the finished tournament's table, write its files; 1 when battles failed."""
     print(result.table())
     if ray_run is not None:
         print(ray_run.summary())
-    written = [*result.write(args.out), journal.path]
+    written = [*result.write(args.out), journal]
     print(f"Results: {', '.join(str(p) for p in written)}")
     if result.failed:
         listed = "; ".join(
