@@ -33,6 +33,8 @@ from poke_env.battle import (
 )
 from poke_env.data import GenData
 
+from pokegym.hp import hp_fraction
+
 OBSERVATION_VERSION = 0
 N_SLOTS = 6
 N_MOVE_SLOTS = 4
@@ -357,7 +359,7 @@ class ObservationEncoder:
         if status is _FAINTED:
             out[base + _P_FAINTED] = 1.0
         else:
-            hp = mon.current_hp_fraction
+            hp = hp_fraction(mon)
             if hp:
                 out[base + _P_HP] = hp
             index = _STATUS_BY_ID.get(id(status))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from poke_env.battle import AbstractBattle, Pokemon
 
 from pokegym.actions import ActionCodec
+from pokegym.hp import hp_fraction
 
 
 def _status(mon: Pokemon) -> str:
@@ -25,7 +26,7 @@ def _boosts(mon: Pokemon) -> str:
 
 
 def _line(mon: Pokemon, own: bool) -> str:
-    hp = "fainted" if mon.fainted else f"{round(mon.current_hp_fraction * 100)}% HP"
+    hp = "fainted" if mon.fainted else f"{round(hp_fraction(mon) * 100)}% HP"
     tera = ""
     if mon.is_terastallized and mon.tera_type is not None:
         tera = f" tera-{mon.tera_type.name.lower()}"

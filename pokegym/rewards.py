@@ -21,6 +21,8 @@ from typing import Protocol
 
 from poke_env.battle import AbstractBattle
 
+from pokegym.hp import hp_fraction
+
 
 class RewardFunction(Protocol):
     """Called once at the start of a battle and after every step."""
@@ -65,11 +67,11 @@ class ShapedReward:
     _last: float = 0.0
 
     def potential(self, battle: AbstractBattle) -> float:
-        own_hp = sum(mon.current_hp_fraction for mon in battle.team.values())
+        own_hp = sum(hp_fraction(mon) for mon in battle.team.values())
         own_fainted = sum(mon.fainted for mon in battle.team.values())
         opponents = list(battle.opponent_team.values())
         unseen = max(0, self.team_size - len(opponents))
-        opp_hp = sum(mon.current_hp_fraction for mon in opponents) + unseen
+        opp_hp = sum(hp_fraction(mon) for mon in opponents) + unseen
         opp_fainted = sum(mon.fainted for mon in opponents)
         return self.hp * (own_hp - opp_hp) + self.faint * (opp_fainted - own_fainted)
 

@@ -169,3 +169,14 @@ def test_a_pokemon_shown_at_0_hp_by_zoroark_s_illusion_is_at_full_hp():
     state = opponent_mon_state(dex, thorns, default_set(dex, "ironthorns", 83))
     assert state.hp == state.stats[0] > 0
     assert opponent_mon_state(dex, zoroark, default_set(dex, "zoroark", 83)).hp == 0
+    # Every reader of poke-env's HP agrees (pokegym.hp): the prompt's HP text, the web
+    # view's fraction and the shaped reward count Iron Thorns at full HP.
+    from pokegym.hp import hp_fraction
+    from pokegym.rewards import ShapedReward
+    from pokegym.text.render import _hp
+
+    assert hp_fraction(thorns) == 1.0 and hp_fraction(zoroark) == 0.0
+    assert _hp(thorns) == "100% HP" and _hp(zoroark) == "fainted"
+    shaped = ShapedReward()
+    # Seen: Iron Thorns (full) and Zoroark (fainted); 4 unseen at full; our team is empty.
+    assert shaped.potential(battle) == pytest.approx(shaped.hp * -(1.0 + 4) + shaped.faint)

@@ -27,6 +27,7 @@ from typing import Any
 from poke_env.battle import AbstractBattle, Pokemon
 
 from pokegym.actions import GIMMICK_MOVE, MOVE, SWITCH, ActionCodec, request_moves
+from pokegym.hp import hp_fraction
 from pokegym.world.data import to_id
 
 STATUS_WORDS = {
@@ -109,7 +110,7 @@ class GameNames:
 
 # ------------------------------------------------------------------ pokemon lines
 def _hp(mon: Pokemon) -> str:
-    return "fainted" if mon.fainted else f"{round(100 * mon.current_hp_fraction)}% HP"
+    return "fainted" if mon.fainted else f"{round(100 * hp_fraction(mon))}% HP"
 
 
 def _status(mon: Pokemon) -> str:

@@ -14,6 +14,7 @@ from poke_env.battle import AbstractBattle, Pokemon
 
 from pokegym.actions import request_moves
 from pokegym.choices import ChoiceOption
+from pokegym.hp import hp_fraction
 from pokegym.play import decision_title
 from pokegym.text.render import STATS, TYPES, WEATHERS, GameNames, to_id
 from pokegym.web.sprites import SpriteIndex
@@ -49,7 +50,7 @@ def pokemon_view(
     species_id = to_id(mon.species)
     species = names.species(mon.species) or mon.species
     fainted = bool(mon.fainted)
-    fraction = 0.0 if fainted else float(mon.current_hp_fraction)
+    fraction = hp_fraction(mon)
     if exact_hp and mon.max_hp:
         hp_text = f"{mon.current_hp or 0}/{mon.max_hp}"
     else:

@@ -19,6 +19,7 @@ from typing import Any
 
 from poke_env.battle import AbstractBattle, Field, Pokemon, SideCondition, Status, Weather
 
+from pokegym.hp import hp_fraction
 from pokegym.world.data import Dex, to_id
 from pokegym.world.sets import PokemonSet, compute_stats
 
@@ -336,18 +337,13 @@ def opponent_mon_state(dex: Dex, mon: Pokemon, pokemon_set: PokemonSet) -> MonSt
     tera = pokemon_set.tera_type
     if mon.is_terastallized and mon.tera_type is not None:
         tera = mon.tera_type.name.capitalize()
-    hp_fraction = mon.current_hp_fraction
-    if not mon.fainted and hp_fraction <= 0:
-        # Shown at 0 HP without fainting: Zoroark's Illusion wore this Pokémon's look when
-        # the hit landed (``|replace|`` then revealed Zoroark, which fainted). The damage
-        # was Zoroark's; this one has not been in battle: full HP.
-        hp_fraction = 1.0
+    hp = hp_fraction(mon)  # full for a Pokémon Zoroark's Illusion showed at 0 (pokegym.hp)
     return MonState(
         species=species,
         level=mon.level or pokemon_set.level,
         types=tuple(entry["types"]),
         stats=stats,
-        hp=0.0 if mon.fainted else stats[0] * hp_fraction,
+        hp=stats[0] * hp,
         moves=tuple(moves),
         item=to_id(item or ""),
         ability=to_id(ability or ""),

@@ -26,6 +26,7 @@ from poke_env.battle import (
 )
 from poke_env.data import GenData
 
+from pokegym.hp import hp_fraction
 from pokegym.world.data import to_id
 from pokegym.world.speed import action_speed, effective_speed
 from policies.abyssal.constants import (
@@ -271,7 +272,7 @@ class Model:
             mon=mon,
             stats=stats,
             max_hp=max(max_hp, 1.0),
-            hp=mon.current_hp_fraction,
+            hp=hp_fraction(mon),
             types=tuple(mon.types),
             original_types=original,
             tera_type=tera_type,
