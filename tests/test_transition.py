@@ -237,6 +237,22 @@ def test_protect_blocks_and_tera_changes_the_defending_type(dex, model):
     assert tera.sides[1].active_mon.hp == defender.hp  # Fairy is immune to Dragon
 
 
+def test_sleep_clause_stops_a_second_sleep_on_the_same_side(dex, model):
+    spore = ("move", "spore", False)
+    amoonguss = make_mon(dex, "amoonguss", ("spore",))
+
+    def after(bench_status, bench_hp=1.0):
+        target = make_mon(dex, "snorlax", ("splash",))
+        bench = make_mon(dex, "blissey", ("splash",), status=bench_status, hp_fraction=bench_hp)
+        state = make_state([amoonguss], [target, bench])
+        return model.step(state, spore, STAY).sides[1].mons[0].status
+
+    assert after("") == "slp"
+    assert after("slp") == ""  # Sleep Clause Mod: one foe asleep at a time
+    assert after("slp", bench_hp=0.0) == "slp"  # a fainted sleeper does not count
+    assert after("par") == "slp"
+
+
 def test_drain_recoil_and_recovery(dex, model):
     user = make_mon(dex, "amoonguss", ("gigadrain", "recover"), hp_fraction=0.5)
     foe = make_mon(dex, "swampert", ("splash",))

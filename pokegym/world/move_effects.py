@@ -209,9 +209,23 @@ def inflict(s: BattleState, mon: MonState, status: str) -> bool:
         status == "slp" and mon.ability in ("insomnia", "vitalspirit", "sweetveil")) or (
         status in ("psn", "tox") and mon.ability == "immunity"):  # fmt: skip
         return False
+    if status == "slp" and _sleep_clause(s, mon):
+        return False
     mon.status = status
     mon.status_turns = 1 if status == "tox" else (2 if status == "slp" else 0)
     return True
+
+
+def _sleep_clause(s: BattleState, mon: MonState) -> bool:
+    """Sleep Clause Mod (every format pokegym plays has it): a sleep move fails while
+    another Pokémon of the target's side is asleep and not fainted. Showdown exempts a
+    sleep the Pokémon caused itself (Rest); the state does not keep what caused a
+    sleep, so a Rest sleep blocks too."""
+    for team in s.sides:
+        for other in team.mons:
+            if other is mon:
+                return any(m.hp > 0 and m.status == "slp" for m in team.mons if m is not mon)
+    return False
 
 
 def clear_hazards(team: SideState) -> None:
