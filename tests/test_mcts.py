@@ -391,6 +391,7 @@ def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
      ("mcts:evaluator=oracle", "evaluator"), ("mcts:chance=maybe", "chance"),
      ("mcts:selection=ucb", "selection"), ("mcts:anchor=nobody", "anchor"),
      ("mcts:anchor_margin=2", "anchor_margin"), ("mcts:prior=oracle", "prior"),
+     ("mcts:opponent_floor=1", "opponent_floor"),
      ("mcts:prior=llm,llm_seconds=0", "llm_seconds"),
      ("mcts:colour=red", "colour"), ("mcts:prior=network", "policy head"),
      ("mcts:evaluator=network,checkpoint=/no/such/dir", "checkpoint")],
@@ -453,6 +454,22 @@ def test_a_root_prior_replaces_the_base_prior_at_the_root_only():
     assert prior.prior(root, 0, ["a", "b", "c"]) == pytest.approx([0.375, 0.625, 0.0])
     assert prior.prior(root, 1, ["a", "b"]) == pytest.approx([0.5, 0.5])  # their side: base
     assert prior.prior(elsewhere, 0, ["a", "b"]) == pytest.approx([0.5, 0.5])
+
+
+def test_the_opponent_floor_flattens_only_the_opponent_s_prior():
+    from policies.mcts_agent import AnchoredPrior
+
+    class Peaked:  # all the mass on the first action, as the damage prior nearly does
+        def prior(self, state, side, actions):
+            return [1.0] + [0.0] * (len(actions) - 1)
+
+    state = object()
+    prior = AnchoredPrior(Peaked(), [], favoured=None, share=0.5, opponent_floor=0.4)
+    assert prior.prior(state, 1, ["hit", "switch", "status", "setup"]) == pytest.approx(
+        [0.7, 0.1, 0.1, 0.1]
+    )
+    assert prior.prior(state, 0, ["hit", "switch"]) == pytest.approx([1.0, 0.0])  # ours: as is
+    assert prior.prior(state, 1, ["pass"]) == pytest.approx([1.0])
 
 
 @pytest.mark.slow
