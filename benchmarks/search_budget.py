@@ -3,7 +3,10 @@
 Plays ``--battles`` battles of the agent against an opponent on the embedded simulator
 and prints, from the agent's own records, the wall time per decision (median, p95, max)
 and the MCTS iterations it ran per decision (median, p5), with the machine's load at the
-start and end, since a shared machine gives a search fewer iterations per second.
+start and end, since a shared machine gives a search fewer iterations per second; then
+the deciding thread's CPU seconds per decision and the iterations per CPU second (with a
+fixed ``iterations=`` budget, a figure that compares two versions of the code on the
+same battles).
 
     python benchmarks/search_budget.py --agent distilled --battles 10
     python benchmarks/search_budget.py --agent "distilled:budget=1" --opponent simple_heuristics
@@ -53,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
           f"max {latencies[-1]:.3f}")  # fmt: skip
     print(f"iterations per decision: median {percentile(iterations, 50):.0f}, "
           f"p5 {percentile(iterations, 5):.0f}, max {iterations[-1]}")  # fmt: skip
+    cpu = sum(agent.cpu_seconds)
+    print(f"CPU seconds per decision: median {percentile(sorted(agent.cpu_seconds), 50):.3f}; "
+          f"iterations per CPU second: {sum(iterations) / cpu:.0f}")  # fmt: skip
     return 0
 
 

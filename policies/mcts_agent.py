@@ -299,6 +299,9 @@ class MCTSPolicy(Policy):
         self._models = {}
         self.last_stats: RootStats | None = None
         self.latencies: list[float] = []
+        # CPU seconds of the deciding thread per searched decision (less moved than the
+        # wall time by other processes' load).
+        self.cpu_seconds: list[float] = []
         self.iteration_counts: list[int] = []
 
     def seed(self, seed: int | None) -> None:
@@ -346,6 +349,7 @@ class MCTSPolicy(Policy):
 
     def choose(self, battle: AbstractBattle) -> BattleOrder:
         started = time.perf_counter()
+        cpu_started = time.thread_time()
         self._report = None
         if self._prompter is not None:
             self._prompter.attach(battle)
@@ -364,6 +368,7 @@ class MCTSPolicy(Policy):
             log.warning("mcts: turn %d: the model's state is already over; no search",
                         battle.turn)  # fmt: skip
             self.latencies.append(time.perf_counter() - started)
+            self.cpu_seconds.append(time.thread_time() - cpu_started)
             self.iteration_counts.append(0)
             return orders[favoured] if favoured is not None else next(iter(orders.values()))
         root = self.root_policy(battle, orders) if self.prior_name in ("network", "llm") else None
@@ -378,6 +383,7 @@ class MCTSPolicy(Policy):
             if not math.isnan(anchor_value) and values[action] - anchor_value <= self.anchor_margin:
                 action = favoured
         self.latencies.append(time.perf_counter() - started)
+        self.cpu_seconds.append(time.thread_time() - cpu_started)
         self.iteration_counts.append(stats.iterations)
         return orders[action]
 

@@ -413,6 +413,8 @@ def test_the_budget_benchmark_reports_the_agent_s_own_decisions(benchmark_script
     assert decisions > 3
     # A fixed count of iterations per decision, except where the tree is one forced line.
     assert "median 40," in lines[2]
+    assert lines[3].startswith("CPU seconds per decision: median ")
+    assert float(lines[3].rsplit(": ", 1)[1]) > 0  # iterations per CPU second
     with pytest.raises(SystemExit):
         bench.main(["--agent", "random"])
 
