@@ -422,6 +422,8 @@ def _jsonl(path: Path, entry: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------ training
+# Long only because it holds a class: SB3's BaseCallback is subclassed on first use, so
+# that importing train.ppo does not import stable-baselines3; each method is short.
 def _callback_class() -> type:
     from stable_baselines3.common.callbacks import BaseCallback
 
