@@ -216,6 +216,8 @@ class MCTSOptions:
             value = getattr(self, f.name)
             if f.type == "float" and isinstance(value, int) and not isinstance(value, bool):
                 object.__setattr__(self, f.name, float(value))
+            elif f.type == "str" and value is None:  # "none" in a spec arrives as None
+                object.__setattr__(self, f.name, "none")
         if not self.budget > 0:
             raise ValueError("budget is the seconds of search per decision (> 0)")
         if self.iterations < 0:

@@ -402,6 +402,14 @@ def test_bad_mcts_options_are_one_clear_error(spec, message):
     assert "Traceback" not in str(caught.value)
 
 
+def test_none_in_a_spec_is_the_option_none():
+    from pokegym.agents import make_agent
+
+    agent = make_agent("distilled:anchor=none,prior=none,iterations=10")
+    assert (agent.options.anchor, agent.options.prior) == ("none", "none")
+    assert agent._anchor is None
+
+
 @pytest.mark.slow
 def test_the_budget_benchmark_reports_the_agent_s_own_decisions(benchmark_script, capsys):
     bench = benchmark_script("search_budget")
