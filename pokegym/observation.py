@@ -33,8 +33,6 @@ from poke_env.battle import (
 )
 from poke_env.data import GenData
 
-from pokegym.hp import hp_fraction
-
 OBSERVATION_VERSION = 0
 N_SLOTS = 6
 N_MOVE_SLOTS = 4
@@ -359,7 +357,10 @@ class ObservationEncoder:
         if status is _FAINTED:
             out[base + _P_FAINTED] = 1.0
         else:
-            hp = hp_fraction(mon)
+            # poke-env's own fraction (0 for a Pokémon not yet in battle: team preview, or
+            # the one Zoroark's Illusion wore), unlike pokegym.hp: the layout is versioned
+            # and trained on; the presence and revealed slots tell those cases apart.
+            hp = mon.current_hp_fraction
             if hp:
                 out[base + _P_HP] = hp
             index = _STATUS_BY_ID.get(id(status))

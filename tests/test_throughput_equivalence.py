@@ -66,7 +66,11 @@ pytestmark = pytest.mark.slow
 # (format, vector-env options, envs, steps, seed) -> digest recorded at 59b0514.
 # The two Gen 9 digests were re-recorded after one deliberate change: own Pokémon's
 # Tera types are read from the request (ShowdownBattle._note_tera_types). With that
-# method disabled, the current code still reproduces the 59b0514 digests.
+# method disabled, the current code still reproduces the 59b0514 digests. The gen9ou
+# (team preview) digest was re-recorded once more when the shaped reward started reading
+# HP through pokegym.hp: at reset, Pokémon whose HP poke-env does not know yet (0, not
+# fainted) counted as 0 HP and then as full once seen, a spurious first-step reward; with
+# the old pokegym/rewards.py the current code reproduces the previous digest (94ea0a1a…).
 CASES: dict[str, tuple[str, dict[str, Any], int, int, int]] = {
     "gen9randombattle": ("gen9randombattle", {"reward": "shaped"}, 6, 160, 11),
     "gen8randombattle": ("gen8randombattle", {"opponent": "max_power"}, 4, 120, 5),
@@ -81,7 +85,7 @@ CASES: dict[str, tuple[str, dict[str, Any], int, int, int]] = {
 EXPECTED: dict[str, str] = {
     "gen9randombattle": "7c747ea197c76c5c8b40471b56553fea0ba58109bac1ad05c8a199dc7880dde1",
     "gen8randombattle": "c45e58c6c5e4b899074e795219d7a9b9c57ddf4704cd91f3c7aa41e35cf375d2",
-    "gen9ou-preview": "94ea0a1af6746db7502b2a304eec11fbb90edc4f23c845494a4370d16a1666aa",
+    "gen9ou-preview": "9f0e892901ec20d23fdc8ac39825b7f57d1d57495b96147e8b57ab8ab3c98f4b",
 }
 
 
