@@ -16,6 +16,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from pokegym.showdown.protocol import (
+    Message,
+    ProtocolReader,
+    effect_id,
+    parse_condition,
+    parse_details,
+)
 from pokegym.world.damage import Combatant, Field, Side, calculate, known_species
 from pokegym.world.data import Dex, to_id
 from pokegym.world.sets import PokemonSet, compute_stats
@@ -157,38 +164,7 @@ class Tally:
     seconds_predicting: float = 0.0
 
 
-def _parse_hp(text: str) -> tuple[int, int | None, str]:
-    """``"123/301 par"`` -> (123, 301, "par"); ``"0 fnt"`` -> (0, None, "fnt")."""
-    parts = text.split()
-    if not parts:
-        return 0, None, ""
-    status = parts[1] if len(parts) > 1 else ""
-    if "/" in parts[0]:
-        hp, max_hp = parts[0].split("/")
-        return int(hp), int(max_hp), status
-    return int(parts[0]), None, status
-
-
-def _details(text: str) -> tuple[str, int, str]:
-    """``"Palafin-Hero, L77, M"`` -> (species, level, gender)."""
-    parts = [p.strip() for p in text.split(",")]
-    level, gender = 100, ""
-    for part in parts[1:]:
-        if part.startswith("L") and part[1:].isdigit():
-            level = int(part[1:])
-        elif part in ("M", "F"):
-            gender = part
-    return parts[0], level, gender
-
-
-def _effect_id(text: str) -> str:
-    for prefix in ("move: ", "ability: ", "item: "):
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-    return to_id(text)
-
-
-class LogReplay:
+class LogReplay(ProtocolReader):
     """Replays one omniscient battle log and collects the hits it shows."""
 
     def __init__(self, dex: Dex, format_id: str, teams: list[list[dict[str, Any]]], tally: Tally):
@@ -301,24 +277,19 @@ class LogReplay:
     # -- the replay
     def run(self, log: str) -> None:
         for line in log.split("\n"):
-            if not line.startswith("|"):
-                continue
-            parts = line.split("|")[1:]
             try:
-                self._line(parts)
+                self.feed(line)
             except (KeyError, ValueError, IndexError) as exc:
                 self.tally.excluded[f"log line not understood ({type(exc).__name__})"] += 1
 
-    def _line(self, parts: list[str]) -> None:
-        kind = parts[0]
-        args = [p for p in parts[1:] if not p.startswith("[")]
-        tags = [p for p in parts[1:] if p.startswith("[")]
+    def on_message(self, message: Message) -> bool:
+        kind = message.kind
         if kind in ("", "upkeep"):
             self.current = None
-            return
+            return False
         if kind == "turn":
             self.current = None
-            self.turn = int(args[0])
+            self.turn = int(message.args[0])
             for side in self.sides.values():
                 for mon in side.mons.values():
                     mon.switched_this_turn = mon.acted_this_turn = mon.lowered_this_turn = False
@@ -328,33 +299,25 @@ class LogReplay:
                     mon.move_result = None
                     mon.volatiles.discard("roost")
                     mon.volatiles.discard("protect")
-            return
-        if kind.startswith("-"):
-            name = kind[1:]
-        elif kind in _PLAIN_MESSAGES:
-            name = kind
-        else:
-            return
-        handler = getattr(self, "_on_" + name, None)
-        if handler is not None:
-            handler(args, tags)
+            return False
+        return True
 
     # switching
-    def _on_switch(self, args: list[str], tags: list[str]) -> None:
+    def _on_switch(self, m: Message) -> None:
         self.current = None
-        role = args[0][:2]
+        role = m.args[0][:2]
         side = self.sides[role]
-        name = args[0].split(": ", 1)[1]
-        species = _details(args[1])[0]
-        hp, max_hp, status = _parse_hp(args[2])
+        name = m.args[0].split(": ", 1)[1]
+        species = parse_details(m.args[1])[0]
+        hp, max_hp, status = parse_condition(m.args[2])
         mon = side.mons.get(name)
         if mon is None or (max_hp is not None and mon.max_hp != max_hp):
             # Illusion: the log shows the disguise's name with the true Pokémon's HP.
             candidates = [
-                m for m in side.mons.values() if m.ability == "illusion" and not m.fainted
+                c for c in side.mons.values() if c.ability == "illusion" and not c.fainted
             ]
             if max_hp is not None:
-                candidates = [m for m in candidates if m.max_hp == max_hp] or candidates
+                candidates = [c for c in candidates if c.max_hp == max_hp] or candidates
             if not candidates:
                 raise KeyError(name)
             mon = candidates[0]
@@ -379,9 +342,9 @@ class LogReplay:
 
     _on_drag = _on_switch
 
-    def _on_replace(self, args: list[str], tags: list[str]) -> None:
-        side = self.sides[args[0][:2]]
-        name = args[0].split(": ", 1)[1]
+    def _on_replace(self, m: Message) -> None:
+        side = self.sides[m.args[0][:2]]
+        name = m.args[0].split(": ", 1)[1]
         mon = side.mons.get(name)
         if mon is not None and side.active is not None and mon is not side.active:
             mon.boosts, mon.volatiles = side.active.boosts, side.active.volatiles
@@ -389,11 +352,11 @@ class LogReplay:
         if mon is not None:
             mon.volatiles.discard("illusion")
 
-    def _on_detailschange(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_detailschange(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is None:
             return
-        self._set_species(mon, _details(args[1])[0])
+        self._set_species(mon, parse_details(m.args[1])[0])
         # A permanent forme change gives the forme's ability (Showdown's formeChange),
         # except the busted/thawed formes of Disguise and Ice Face.
         if mon.ability not in ("disguise", "iceface"):
@@ -402,14 +365,14 @@ class LogReplay:
                 mon.ability = to_id(abilities["0"])
         mon.remember_base()
 
-    def _on_formechange(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_formechange(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
-            self._set_species(mon, _details(args[1])[0])
+            self._set_species(mon, parse_details(m.args[1])[0])
 
-    def _on_transform(self, args: list[str], tags: list[str]) -> None:
+    def _on_transform(self, m: Message) -> None:
         # Transform copies the target's species, types, ability, stats but HP, and boosts.
-        mon, target = self._mon(args[0]), self._mon(args[1])
+        mon, target = self._mon(m.args[0]), self._mon(m.args[1])
         if mon is None or target is None:
             return
         mon.transformed = True
@@ -419,23 +382,23 @@ class LogReplay:
         mon.stats = {**target.stats, "hp": mon.max_hp}
         mon.boosts = dict(target.boosts)
 
-    def _on_faint(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_faint(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None and not mon.fainted:
             mon.fainted = True
             mon.hp = 0
             mon.status = ""
             mon.terastallized = False  # Showdown forgets Tera on fainting (Revival Blessing)
-            self.sides[args[0][:2]].fainted += 1
+            self.sides[m.args[0][:2]].fainted += 1
 
     # moves and damage
-    def _on_move(self, args: list[str], tags: list[str]) -> None:
-        attacker = self._mon(args[0])
+    def _on_move(self, m: Message) -> None:
+        attacker = self._mon(m.args[0])
         if attacker is None:
             self.current = None
             return
-        move = to_id(args[1])
-        role = args[0][:2]
+        move = to_id(m.args[1])
+        role = m.args[0][:2]
         other = self.sides["p2" if role == "p1" else "p1"].active
         attacker.acted_this_turn = True
         attacker.move_result = True
@@ -480,8 +443,8 @@ class LogReplay:
             return None
         return candidates[0][0]
 
-    def _on_cant(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_cant(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.acted_this_turn = True
             mon.volatiles.discard("glaiverush")
@@ -492,48 +455,48 @@ class LogReplay:
             if "attacker" in self.current:
                 self.current["attacker"].move_result = False
 
-    def _on_fail(self, args: list[str], tags: list[str]) -> None:
-        if self.current is not None and self._mon(args[0]) is self.current.get("attacker"):
+    def _on_fail(self, m: Message) -> None:
+        if self.current is not None and self._mon(m.args[0]) is self.current.get("attacker"):
             self._move_failed()
 
-    def _on_miss(self, args: list[str], tags: list[str]) -> None:
+    def _on_miss(self, m: Message) -> None:
         self._move_failed()
 
-    def _on_immune(self, args: list[str], tags: list[str]) -> None:
+    def _on_immune(self, m: Message) -> None:
         self._move_failed()
 
-    def _on_crit(self, args: list[str], tags: list[str]) -> None:
-        self.pending_crit.add(args[0])
+    def _on_crit(self, m: Message) -> None:
+        self.pending_crit.add(m.args[0])
 
-    def _on_activate(self, args: list[str], tags: list[str]) -> None:
-        effect = _effect_id(args[1]) if len(args) > 1 else ""
+    def _on_activate(self, m: Message) -> None:
+        effect = effect_id(m.args[1]) if len(m.args) > 1 else ""
         if effect in ("endure", "focusband"):
-            self.pending_censor.add(args[0])
+            self.pending_censor.add(m.args[0])
         elif effect in _PROTECTIONS:
             self._move_failed()
-        elif effect in ("wanderingspirit", "skillswap") and len(args) > 3:
+        elif effect in ("wanderingspirit", "skillswap") and len(m.args) > 3:
             # "-activate|X|ability: Wandering Spirit|A|B|[of] Y": X gets A, Y gets B.
-            mon = self._mon(args[0])
-            other = next((self._mon(t[5:]) for t in tags if t.startswith("[of] ")), None)
+            mon = self._mon(m.args[0])
+            other = next((self._mon(t[5:]) for t in m.tags if t.startswith("[of] ")), None)
             if mon is not None:
-                mon.ability = to_id(args[2])
+                mon.ability = to_id(m.args[2])
             if other is not None:
-                other.ability = to_id(args[3])
-        elif effect == "substitute" and "[damage]" in tags:
+                other.ability = to_id(m.args[3])
+        elif effect == "substitute" and "[damage]" in m.tags:
             self.tally.not_observable["hit a substitute (no HP change)"] += 1
 
-    def _on_damage(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_damage(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is None:
             return
-        hp, max_hp, status = _parse_hp(args[1])
+        hp, max_hp, status = parse_condition(m.args[1])
         self._set_max_hp(mon, max_hp)
         before = mon.hp
         mon.hp = hp
         if status and status != "fnt":
             mon.status = status
         current = self.current
-        from_effect = any(t.startswith("[from]") for t in tags)
+        from_effect = any(t.startswith("[from]") for t in m.tags)
         if from_effect or current is None or current["defender"] is not mon:
             if not from_effect and current is None:
                 reason = (
@@ -549,12 +512,12 @@ class LogReplay:
             return
         current["hits"] += 1
         attacker: Mon = current["attacker"]
-        crit = args[0] in self.pending_crit
-        self.pending_crit.discard(args[0])
+        crit = m.args[0] in self.pending_crit
+        self.pending_crit.discard(m.args[0])
         censored = hp == 0 or (
-            hp == 1 and (args[0] in self.pending_censor or current["move"] in _NO_KO_MOVES)
+            hp == 1 and (m.args[0] in self.pending_censor or current["move"] in _NO_KO_MOVES)
         )
-        self.pending_censor.discard(args[0])
+        self.pending_censor.discard(m.args[0])
         mon.times_attacked += 1
         mon.hurt_by.add(attacker.name)
         hit = Hit(
@@ -594,10 +557,10 @@ class LogReplay:
         self.tally.hits.append(hit)
         return result.category
 
-    def _on_sethp(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_sethp(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
-            hp, max_hp, _ = _parse_hp(args[1])
+            hp, max_hp, _ = parse_condition(m.args[1])
             mon.hp = hp
             if hp > 0:
                 mon.fainted = False
@@ -611,18 +574,18 @@ class LogReplay:
 
     _on_heal = _on_sethp
 
-    def _on_status(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_status(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
-            mon.status = args[1]
+            mon.status = m.args[1]
 
-    def _on_curestatus(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_curestatus(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.status = ""
 
-    def _on_cureteam(self, args: list[str], tags: list[str]) -> None:
-        for mon in self.sides[args[0][:2]].mons.values():
+    def _on_cureteam(self, m: Message) -> None:
+        for mon in self.sides[m.args[0][:2]].mons.values():
             mon.status = ""
 
     # boosts
@@ -634,112 +597,112 @@ class LogReplay:
         if delta < 0:
             mon.lowered_this_turn = True
 
-    def _on_boost(self, args: list[str], tags: list[str]) -> None:
-        self._change_boost(args[0], args[1], int(args[2]))
+    def _on_boost(self, m: Message) -> None:
+        self._change_boost(m.args[0], m.args[1], int(m.args[2]))
 
-    def _on_unboost(self, args: list[str], tags: list[str]) -> None:
-        self._change_boost(args[0], args[1], -int(args[2]))
+    def _on_unboost(self, m: Message) -> None:
+        self._change_boost(m.args[0], m.args[1], -int(m.args[2]))
 
-    def _on_setboost(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_setboost(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
-            mon.boosts[args[1]] = int(args[2])
+            mon.boosts[m.args[1]] = int(m.args[2])
 
-    def _on_clearboost(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_clearboost(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.boosts = {}
 
-    def _on_clearallboost(self, args: list[str], tags: list[str]) -> None:
+    def _on_clearallboost(self, m: Message) -> None:
         for side in self.sides.values():
             if side.active is not None:
                 side.active.boosts = {}
 
-    def _on_clearnegativeboost(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_clearnegativeboost(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.boosts = {k: v for k, v in mon.boosts.items() if v > 0}
 
-    def _on_clearpositiveboost(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_clearpositiveboost(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.boosts = {k: v for k, v in mon.boosts.items() if v < 0}
 
-    def _on_invertboost(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_invertboost(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.boosts = {k: -v for k, v in mon.boosts.items()}
 
-    def _on_copyboost(self, args: list[str], tags: list[str]) -> None:
-        mon, source = self._mon(args[0]), self._mon(args[1])
+    def _on_copyboost(self, m: Message) -> None:
+        mon, source = self._mon(m.args[0]), self._mon(m.args[1])
         if mon is not None and source is not None:
             mon.boosts = dict(source.boosts)
 
-    def _on_swapboost(self, args: list[str], tags: list[str]) -> None:
-        a, b = self._mon(args[0]), self._mon(args[1])
+    def _on_swapboost(self, m: Message) -> None:
+        a, b = self._mon(m.args[0]), self._mon(m.args[1])
         if a is None or b is None:
             return
-        stats = [s.strip() for s in args[2].split(",")] if len(args) > 2 else list(_BOOST_NAMES)
+        stats = [s.strip() for s in m.args[2].split(",")] if len(m.args) > 2 else list(_BOOST_NAMES)
         for stat in stats:
             a.boosts[stat], b.boosts[stat] = b.boosts.get(stat, 0), a.boosts.get(stat, 0)
 
     # items, abilities, Tera
-    def _on_enditem(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_enditem(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is None:
             return
-        if to_id(args[1]) == "focussash":
-            self.pending_censor.add(args[0])
+        if to_id(m.args[1]) == "focussash":
+            self.pending_censor.add(m.args[0])
         mon.item = ""
 
-    def _on_item(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_item(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
-            mon.item = to_id(args[1])
+            mon.item = to_id(m.args[1])
 
-    def _on_ability(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
-        if mon is None or len(args) < 2:
+    def _on_ability(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
+        if mon is None or len(m.args) < 2:
             return
-        ability = to_id(args[1])
+        ability = to_id(m.args[1])
         if ability == "sturdy":
-            self.pending_censor.add(args[0])
+            self.pending_censor.add(m.args[0])
         if ability in self.dex.abilities:
             mon.ability = ability
 
-    def _on_endability(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_endability(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.ability_suppressed = True
 
-    def _on_terastallize(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
+    def _on_terastallize(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
         if mon is not None:
             mon.terastallized = True
-            mon.tera_type = args[1]
+            mon.tera_type = m.args[1]
 
     # volatiles
-    def _on_start(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
-        if mon is None or len(args) < 2:
+    def _on_start(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
+        if mon is None or len(m.args) < 2:
             return
-        effect = _effect_id(args[1])
-        if "illusion" in mon.volatiles and "[silent]" in tags:
+        effect = effect_id(m.args[1])
+        if "illusion" in mon.volatiles and "[silent]" in m.tags:
             return  # the disguise's looks (a Tera type it shows), not the true Pokémon's
-        if effect == "typechange" and len(args) > 2:
-            mon.type_override = tuple(t.strip() for t in args[2].split("/") if t.strip())
-        elif effect == "typeadd" and len(args) > 2:
-            mon.type_override = (*(mon.type_override or mon.types), args[2])
+        if effect == "typechange" and len(m.args) > 2:
+            mon.type_override = tuple(t.strip() for t in m.args[2].split("/") if t.strip())
+        elif effect == "typeadd" and len(m.args) > 2:
+            mon.type_override = (*(mon.type_override or mon.types), m.args[2])
         elif effect.startswith(("protosynthesis", "quarkdrive")) and effect[-3:] in _BOOST_NAMES:
             mon.paradox = effect[-3:]
         else:
             mon.volatiles.add(effect)
 
-    def _on_end(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
-        if mon is None or len(args) < 2:
+    def _on_end(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
+        if mon is None or len(m.args) < 2:
             return
-        effect = _effect_id(args[1])
+        effect = effect_id(m.args[1])
         if effect in ("protosynthesis", "quarkdrive"):
             mon.paradox = "none"
         elif effect in ("futuresight", "doomdesire"):
@@ -747,51 +710,60 @@ class LogReplay:
             self.delayed = True
         mon.volatiles.discard(effect)
 
-    def _on_prepare(self, args: list[str], tags: list[str]) -> None:
+    def _on_prepare(self, m: Message) -> None:
         # A charging turn: Meteor Beam's +1 Special Attack is in the tracked boosts from
         # now on, which the calculator learns from the move's volatile.
-        mon = self._mon(args[0])
-        if mon is not None and len(args) > 1:
-            mon.volatiles.add(to_id(args[1]))
+        mon = self._mon(m.args[0])
+        if mon is not None and len(m.args) > 1:
+            mon.volatiles.add(to_id(m.args[1]))
 
-    def _on_singlemove(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
-        if mon is not None and len(args) > 1:
-            mon.volatiles.add(_effect_id(args[1]))
+    def _on_singlemove(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
+        if mon is not None and len(m.args) > 1:
+            mon.volatiles.add(effect_id(m.args[1]))
 
-    def _on_singleturn(self, args: list[str], tags: list[str]) -> None:
-        mon = self._mon(args[0])
-        if mon is None or len(args) < 2:
+    def _on_singleturn(self, m: Message) -> None:
+        mon = self._mon(m.args[0])
+        if mon is None or len(m.args) < 2:
             return
-        effect = _effect_id(args[1])
+        effect = effect_id(m.args[1])
         if effect == "roost":
             mon.volatiles.add("roost")
         elif effect in _PROTECTIONS:
             mon.volatiles.add("protect")
 
     # field
-    def _on_weather(self, args: list[str], tags: list[str]) -> None:
-        self.weather = _WEATHER.get(to_id(args[0]), "")
+    def _on_weather(self, m: Message) -> None:
+        self.weather = _WEATHER.get(to_id(m.args[0]), "")
 
-    def _on_fieldstart(self, args: list[str], tags: list[str]) -> None:
-        effect = _effect_id(args[0])
+    def _on_fieldstart(self, m: Message) -> None:
+        effect = effect_id(m.args[0])
         if effect in _TERRAINS:
             self.terrain = effect
         else:
             self.pseudo.add(effect)
 
-    def _on_fieldend(self, args: list[str], tags: list[str]) -> None:
-        effect = _effect_id(args[0])
+    def _on_fieldend(self, m: Message) -> None:
+        effect = effect_id(m.args[0])
         if effect == self.terrain:
             self.terrain = ""
         self.pseudo.discard(effect)
 
-    def _on_sidestart(self, args: list[str], tags: list[str]) -> None:
-        condition = _SCREENS.get(_effect_id(args[1]))
+    def _on_sidestart(self, m: Message) -> None:
+        condition = _SCREENS.get(effect_id(m.args[1]))
         if condition:
-            self.sides[args[0][:2]].conditions.add(condition)
+            self.sides[m.args[0][:2]].conditions.add(condition)
 
-    def _on_sideend(self, args: list[str], tags: list[str]) -> None:
-        condition = _SCREENS.get(_effect_id(args[1]))
+    def _on_sideend(self, m: Message) -> None:
+        condition = _SCREENS.get(effect_id(m.args[1]))
         if condition:
-            self.sides[args[0][:2]].conditions.discard(condition)
+            self.sides[m.args[0][:2]].conditions.discard(condition)
+
+
+# Each ``_on_<name>`` handler takes the message ``-<name>``, or ``<name>`` for the plain
+# messages that change the tracked state.
+LogReplay.HANDLERS = {
+    (name[4:] if name[4:] in _PLAIN_MESSAGES else "-" + name[4:]): name
+    for name in vars(LogReplay)
+    if name.startswith("_on_")
+}

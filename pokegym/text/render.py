@@ -28,6 +28,8 @@ from poke_env.battle import AbstractBattle, Pokemon
 
 from pokegym.actions import GIMMICK_MOVE, MOVE, SWITCH, ActionCodec, request_moves
 from pokegym.hp import hp_fraction
+from pokegym.showdown.protocol import Message
+from pokegym.showdown.protocol import messages as protocol_messages
 from pokegym.world.data import to_id
 
 STATUS_WORDS = {
@@ -433,15 +435,6 @@ class ProtocolRecorder:
         return recorder
 
 
-def _split_lines(lines: Iterable[str | Sequence[str]]) -> Iterable[list[str]]:
-    for line in lines:
-        if isinstance(line, str):
-            if line.startswith("|"):
-                yield line.split("|")
-        else:
-            yield list(line)
-
-
 def turn_events(
     messages: Iterable[str | Sequence[str]],
     our_role: str,
@@ -457,16 +450,14 @@ def turn_events(
     """
     narrator = _Narrator(our_role, names, battle)
     turns: list[tuple[int, list[str]]] = [(0, [])]
-    for parts in _split_lines(messages):
-        if len(parts) < 2:
-            continue
-        kind, args = parts[1], parts[2:]
-        if kind == "turn" and args and args[0].isdigit():
+    for message in protocol_messages(messages):
+        args = message.args
+        if message.kind == "turn" and args and args[0].isdigit():
             turns.append((int(args[0]), []))
             continue
-        handler = _NARRATED.get(kind)
+        handler = _NARRATED.get(message.kind)
         if handler is not None:
-            sentence = handler(narrator, kind, args, parts)
+            sentence = handler(narrator, message)
             if sentence:
                 turns[-1][1].append(sentence)
     return turns
@@ -504,15 +495,16 @@ class _Narrator:
         name = self.species.get(f"{match.group(1)}: {ident[match.end() :]}")
         return f"{side} {name}" if name else None
 
-    def source(self, parts: list[str]) -> str:
-        for part in parts:
+    def source(self, tags: Sequence[str]) -> str:
+        for part in tags:
             if part.startswith("[from]"):
                 name = self.names.effect(part[6:].strip())
                 if name:
                     return f" ({name})"
         return ""
 
-    def switch(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def switch(self, m: Message) -> str | None:
+        args = m.args
         if len(args) < 2:
             return None
         match = _IDENT.match(args[0])
@@ -523,17 +515,20 @@ class _Narrator:
         side = "You" if match.group(1) == self.our_role else "The opponent"
         return f"{side} sent out {name}."
 
-    def move(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def move(self, m: Message) -> str | None:
+        args = m.args
         if len(args) < 2:
             return None
         user, move = self.who(args[0]), self.names.move(args[1])
         return f"{user} used {move}." if user and move else None
 
-    def faint(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def faint(self, m: Message) -> str | None:
+        args = m.args
         mon = self.who(args[0]) if args else None
         return f"{mon} fainted." if mon else None
 
-    def hp_change(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def hp_change(self, m: Message) -> str | None:
+        kind, args = m.kind, m.args
         if len(args) < 2:
             return None
         mon = self.who(args[0])
@@ -543,18 +538,20 @@ class _Narrator:
             if now.isdigit() and total.isdigit() and int(total):
                 percent = round(100 * int(now) / int(total))
                 verb = "was hurt" if kind == "-damage" else "recovered"
-                return f"{mon} {verb}{self.source(args)}: {percent}% HP left."
+                return f"{mon} {verb}{self.source(m.tags)}: {percent}% HP left."
         elif mon and hp == "0":
-            return f"{mon} was hurt{self.source(args)}: 0% HP left."
+            return f"{mon} was hurt{self.source(m.tags)}: 0% HP left."
         return None
 
-    def status(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def status(self, m: Message) -> str | None:
+        args = m.args
         if len(args) < 2:
             return None
         mon, word = self.who(args[0]), STATUS_WORDS.get(args[1])
-        return f"{mon} is {word}{self.source(args)}." if mon and word else None
+        return f"{mon} is {word}{self.source(m.tags)}." if mon and word else None
 
-    def boost(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def boost(self, m: Message) -> str | None:
+        kind, args = m.kind, m.args
         if len(args) < 3:
             return None
         mon, stat = self.who(args[0]), args[1]
@@ -563,13 +560,15 @@ class _Narrator:
             return f"{mon}: {stat} {sign}{args[2]}."
         return None
 
-    def weather(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def weather(self, m: Message) -> str | None:
+        args = m.args
         weather = WEATHERS.get(to_id(args[0])) if args else None
-        if weather and "[upkeep]" not in parts:
+        if weather and "[upkeep]" not in m.tags:
             return f"The weather became {weather}."
         return None
 
-    def condition(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def condition(self, m: Message) -> str | None:
+        kind, args = m.kind, m.args
         effect = self.names.effect(args[-1]) if args else None
         if not effect:
             return None
@@ -579,13 +578,15 @@ class _Narrator:
             where = " on your side" if mine else " on the opponent's side"
         return f"{effect} started{where}."
 
-    def terastallize(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def terastallize(self, m: Message) -> str | None:
+        args = m.args
         if len(args) < 2:
             return None
         mon, tera = self.who(args[0]), args[1]
         return f"{mon} terastallized into the {tera} type." if mon and tera in TYPES else None
 
-    def hit_effect(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def hit_effect(self, m: Message) -> str | None:
+        kind, args = m.kind, m.args
         if not args:
             return None
         mon = self.who(args[-1] if kind == "-miss" else args[0])
@@ -593,7 +594,8 @@ class _Narrator:
             return f"{_EFFECT_PHRASES[kind]} {mon}."
         return "The move missed." if kind == "-miss" else None
 
-    def item(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def item(self, m: Message) -> str | None:
+        kind, args = m.kind, m.args
         if len(args) < 2:
             return None
         mon, item = self.who(args[0]), self.names.item(args[1])
@@ -602,7 +604,8 @@ class _Narrator:
         verb = "lost its" if kind == "-enditem" else "has"
         return f"{mon} {verb} {item}."
 
-    def ability(self, kind: str, args: list[str], parts: list[str]) -> str | None:
+    def ability(self, m: Message) -> str | None:
+        args = m.args
         if len(args) < 2:
             return None
         mon, ability = self.who(args[0]), self.names.ability(args[1])
@@ -610,7 +613,7 @@ class _Narrator:
 
 
 # The protocol messages that are rendered, and how.
-_NARRATED: dict[str, Callable[[_Narrator, str, list[str], list[str]], str | None]] = {
+_NARRATED: dict[str, Callable[[_Narrator, Message], str | None]] = {
     "switch": _Narrator.switch, "drag": _Narrator.switch, "replace": _Narrator.switch,
     "move": _Narrator.move, "faint": _Narrator.faint,
     "-damage": _Narrator.hp_change, "-heal": _Narrator.hp_change,

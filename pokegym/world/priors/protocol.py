@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from pokegym.showdown.protocol import Message, ProtocolReader, parse_condition, pokemon_ident
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors.turn_order import SpeedFacts, TurnOrder
 
@@ -15,31 +16,20 @@ if TYPE_CHECKING:
 
 
 # --------------------------------------------------------------------------- protocol
-def _ident(text: str) -> str:
-    """``"p2a: Great Tusk"`` -> ``"p2: Great Tusk"`` (poke-env's team keys)."""
-    text = text.strip()
-    if len(text) > 3 and text[2] != ":" and text[3] == ":":
-        return text[:2] + text[3:]
-    return text
-
-
-def _tags(event: Sequence[str], start: int) -> list[str]:
-    return [part for part in event[start:] if part.startswith("[")]
-
-
 def _parse_hp(text: str) -> tuple[tuple[int, int] | None, str]:
+    """``"50/100 par"`` -> ((50, 100), "par"); a fainted Pokémon -> ((0, 1), "fnt");
+    HP without a maximum is out of 100; unreadable HP -> (None, status)."""
     parts = text.split()
     if not parts:
         return None, ""
     status = parts[1] if len(parts) > 1 else ""
     if parts[0] == "0" or status == "fnt":
         return (0, 1), "fnt"
-    num, sep, den = parts[0].partition("/")
     try:
-        hp = (int(float(num)), int(float(den)) if sep else 100)
+        hp, max_hp, _ = parse_condition(text)
     except ValueError:
         return None, status
-    return hp, status
+    return (hp, 100 if max_hp is None else max_hp), status
 
 
 @dataclass(frozen=True)
@@ -135,7 +125,7 @@ _ABILITY_CHANGERS = frozenset(
      "coreenforcer"}
 )  # fmt: skip
 _PRIORITY_ACTIVATIONS = frozenset({"quickclaw", "quickdraw", "custapberry"})
-_HANDLERS = {
+_HANDLERS: dict[str, str] = {
     "turn": "_on_turn",
     "switch": "_on_switch",
     "drag": "_on_switch",
@@ -178,7 +168,7 @@ _HANDLERS = {
 }
 
 
-class ProtocolTracker:
+class ProtocolTracker(ProtocolReader):
     """Walks one player's protocol lines and keeps what the priors need.
 
     Feed it the split lines (``["", "move", "p2a: X", "Tackle", ...]``, as poke-env's
@@ -195,6 +185,8 @@ class ProtocolTracker:
         our_role: ``"p1"`` or ``"p2"``.
         gen: the generation.
     """
+
+    HANDLERS = _HANDLERS
 
     def __init__(self, our_role: str, gen: int = 9):
         if our_role not in ("p1", "p2"):
@@ -324,28 +316,19 @@ class ProtocolTracker:
             self._record_order()
 
     # ------------------------------------------------------------ feeding
-    def feed(self, event: Sequence[str]) -> None:
-        """Take one split protocol line."""
-        self.events += 1
-        if len(event) < 2:
+    def feed(self, line: str | Sequence[str]) -> None:
+        """Take one protocol line, split (``["", "move", ...]``) or raw (``"|move|..."``)."""
+        if isinstance(line, str) and not line.startswith("|"):
             return
-        name = _HANDLERS.get(event[1])
-        if name is not None and (len(event) > 2 or event[1] == "-clearallboost"):
-            getattr(self, name)(event)
+        self.events += 1  # every line counts: item events are ordered by it
+        super().feed(line)
 
-    def feed_lines(self, lines: Iterable[str | Sequence[str]]) -> None:
-        """Take raw protocol lines (``"|move|p2a: X|Tackle|p1a: Y"``) or split ones."""
-        for line in lines:
-            if isinstance(line, str):
-                if not line.startswith("|"):
-                    continue
-                self.feed(line.split("|"))
-            else:
-                self.feed(line)
+    def on_message(self, message: Message) -> bool:
+        return bool(message.args) or message.kind == "-clearallboost"
 
-    def _on_turn(self, event: Sequence[str]) -> None:
+    def _on_turn(self, m: Message) -> None:
         try:
-            self.turn = int(event[2])
+            self.turn = int(m.args[0])
         except ValueError:
             return
         self._first = {}
@@ -353,34 +336,34 @@ class ProtocolTracker:
         self._skip_turn = False
         self._hit = None
 
-    def _on_switch(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
+    def _on_switch(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
         side = self._side(ident)
         keep = side.baton_pass
         side.active = ident
-        side.species = to_id(event[3].split(",")[0]) if len(event) > 3 else ""
+        side.species = to_id(m.args[1].split(",")[0]) if len(m.args) > 1 else ""
         side.stint += 1
         if not keep:
             side.boost, side.boost_known = 0, True
         side.speed_ability = side.slow_start = side.dynamaxed = side.item_lost = False
         side.unsure = side.baton_pass = side.air_lock = side.transformed = False
-        if len(event) > 4:
-            self._set_hp(ident, event[4])
+        if len(m.args) > 2:
+            self._set_hp(ident, m.args[2])
         self._hit = None
 
-    def _on_replace(self, event: Sequence[str]) -> None:
+    def _on_replace(self, m: Message) -> None:
         # Illusion broke: what we attributed to the disguise during this stint is wrong.
-        ident = _ident(event[2])
+        ident = pokemon_ident(m.args[0])
         side = self._side(ident)
         self.invalid_stints.add((ident[:2], side.stint))
         side.active = ident
-        side.species = to_id(event[3].split(",")[0]) if len(event) > 3 else side.species
+        side.species = to_id(m.args[1].split(",")[0]) if len(m.args) > 1 else side.species
 
-    def _on_formechange(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
+    def _on_formechange(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
         self.forme_changes.setdefault(ident, []).append(self.events)
-        if self._is_active(ident) and len(event) > 3:
-            self._side(ident).species = to_id(event[3].split(",")[0])
+        if self._is_active(ident) and len(m.args) > 1:
+            self._side(ident).species = to_id(m.args[1].split(",")[0])
 
     def _set_hp(self, ident: str, text: str) -> None:
         hp, status = _parse_hp(text)
@@ -388,17 +371,17 @@ class ProtocolTracker:
             self.hp[ident] = hp
         self.status[ident] = status
 
-    def _on_damage(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
+    def _on_damage(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
         before = self.hp.get(ident)
-        if len(event) > 3:
-            self._set_hp(ident, event[3])
+        if len(m.args) > 1:
+            self._set_hp(ident, m.args[1])
         hit = self._hit
         if (
             hit is not None
             and not hit["done"]
-            and event[1] == "-damage"
-            and not any(t.startswith("[from]") for t in _tags(event, 4))
+            and m.kind == "-damage"
+            and not any(t.startswith("[from]") for t in m.tags)
             and ident[:2] != hit["attacker"][:2]
             and (hit["target"] in (None, ident))
         ):
@@ -418,25 +401,25 @@ class ProtocolTracker:
                     )
                 )
 
-    def _on_crit(self, event: Sequence[str]) -> None:
+    def _on_crit(self, m: Message) -> None:
         if self._hit is not None:
             self._hit["crit"] = True
 
-    def _on_faint(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
+    def _on_faint(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
         self.status[ident] = "fnt"
         hp = self.hp.get(ident)
         self.hp[ident] = (0, hp[1] if hp else 100)
 
-    def _on_status(self, event: Sequence[str]) -> None:
-        if len(event) > 3:
-            self.status[_ident(event[2])] = event[3]
+    def _on_status(self, m: Message) -> None:
+        if len(m.args) > 1:
+            self.status[pokemon_ident(m.args[0])] = m.args[1]
 
-    def _on_curestatus(self, event: Sequence[str]) -> None:
-        self.status[_ident(event[2])] = ""
+    def _on_curestatus(self, m: Message) -> None:
+        self.status[pokemon_ident(m.args[0])] = ""
 
-    def _on_cureteam(self, event: Sequence[str]) -> None:
-        role = _ident(event[2])[:2]
+    def _on_cureteam(self, m: Message) -> None:
+        role = pokemon_ident(m.args[0])[:2]
         for ident in list(self.status):
             if ident.startswith(role) and self.status[ident] != "fnt":
                 self.status[ident] = ""
@@ -445,70 +428,70 @@ class ProtocolTracker:
         side = self._side(ident)
         return side if side.active == ident else None
 
-    def _on_boost(self, event: Sequence[str]) -> None:
-        side = self._boost_of(_ident(event[2]))
-        if side is None or len(event) < 5 or event[3] != "spe":
+    def _on_boost(self, m: Message) -> None:
+        side = self._boost_of(pokemon_ident(m.args[0]))
+        if side is None or len(m.args) < 3 or m.args[1] != "spe":
             return
         try:
-            amount = int(event[4])
+            amount = int(m.args[2])
         except ValueError:
             side.boost_known = False
             return
-        sign = -1 if event[1] == "-unboost" else 1
+        sign = -1 if m.kind == "-unboost" else 1
         side.boost = max(-6, min(6, side.boost + sign * amount))
 
-    def _on_setboost(self, event: Sequence[str]) -> None:
-        side = self._boost_of(_ident(event[2]))
-        if side is not None and len(event) > 4 and event[3] == "spe":
+    def _on_setboost(self, m: Message) -> None:
+        side = self._boost_of(pokemon_ident(m.args[0]))
+        if side is not None and len(m.args) > 2 and m.args[1] == "spe":
             try:
-                side.boost = max(-6, min(6, int(event[4])))
+                side.boost = max(-6, min(6, int(m.args[2])))
             except ValueError:
                 side.boost_known = False
 
-    def _on_clearboost(self, event: Sequence[str]) -> None:
-        side = self._boost_of(_ident(event[2]))
+    def _on_clearboost(self, m: Message) -> None:
+        side = self._boost_of(pokemon_ident(m.args[0]))
         if side is not None:
             side.boost = 0
 
-    def _on_clearallboost(self, event: Sequence[str]) -> None:
+    def _on_clearallboost(self, m: Message) -> None:
         for side in self.sides.values():
             side.boost = 0
 
-    def _on_clearnegativeboost(self, event: Sequence[str]) -> None:
-        side = self._boost_of(_ident(event[2]))
+    def _on_clearnegativeboost(self, m: Message) -> None:
+        side = self._boost_of(pokemon_ident(m.args[0]))
         if side is not None:
             side.boost = max(0, side.boost)
 
-    def _on_clearpositiveboost(self, event: Sequence[str]) -> None:
-        side = self._boost_of(_ident(event[2]))
+    def _on_clearpositiveboost(self, m: Message) -> None:
+        side = self._boost_of(pokemon_ident(m.args[0]))
         if side is not None:
             side.boost = min(0, side.boost)
-        if len(event) > 3 and event[3][:2] in ("p1", "p2"):
-            thief = self._boost_of(_ident(event[3]))
+        if len(m.args) > 1 and m.args[1][:2] in ("p1", "p2"):
+            thief = self._boost_of(pokemon_ident(m.args[1]))
             if thief is not None:
                 thief.boost_known = False  # Spectral Thief took an unknown amount
 
-    def _on_invertboost(self, event: Sequence[str]) -> None:
-        side = self._boost_of(_ident(event[2]))
+    def _on_invertboost(self, m: Message) -> None:
+        side = self._boost_of(pokemon_ident(m.args[0]))
         if side is not None:
             side.boost = -side.boost
 
-    def _uncertain(self, event: Sequence[str]) -> None:
+    def _uncertain(self, m: Message) -> None:
         """Boosts or abilities changed in a way not tracked: skip these Pokémon's turns."""
-        for part in event[2:]:
+        for part in m.parts[2:]:
             part = part[5:] if part.startswith("[of] ") else part
             if part[:2] in ("p1", "p2") and len(part) > 3 and ":" in part[2:4]:
-                side = self._side(_ident(part))
+                side = self._side(pokemon_ident(part))
                 side.boost_known = False
                 side.unsure = True
 
-    def _on_transform(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
+    def _on_transform(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
         side = self._side(ident)
         side.boost_known = False
         side.unsure = side.transformed = True
         self.transformed.add(ident)
-        for tag in _tags(event, 3):
+        for tag in m.tags:
             if tag.startswith("[from]") and "ability:" in tag:
                 self.transform_abilities[ident] = to_id(tag.split(":")[-1])
 
@@ -518,31 +501,31 @@ class ProtocolTracker:
         own = self.moves_own.get(ident, set())
         return tuple(m for m in moves if m in own)
 
-    def _on_weather(self, event: Sequence[str]) -> None:
-        name = to_id(event[2])
+    def _on_weather(self, m: Message) -> None:
+        name = to_id(m.args[0])
         self.weather = "" if name == "none" else name
 
-    def _on_fieldstart(self, event: Sequence[str]) -> None:
-        name = to_id(event[2].split(":")[-1])
+    def _on_fieldstart(self, m: Message) -> None:
+        name = to_id(m.args[0].split(":")[-1])
         if name == "trickroom":
             self.trick_room = True
         elif name.endswith("terrain"):
             self.terrain = name
 
-    def _on_fieldend(self, event: Sequence[str]) -> None:
-        name = to_id(event[2].split(":")[-1])
+    def _on_fieldend(self, m: Message) -> None:
+        name = to_id(m.args[0].split(":")[-1])
         if name == "trickroom":
             self.trick_room = False
         elif name == self.terrain:
             self.terrain = ""
 
-    def _on_sidestart(self, event: Sequence[str]) -> None:
-        if len(event) > 3 and event[2][:2] in self.sides:
-            self._side_condition(event[2][:2], to_id(event[3].split(":")[-1]), True)
+    def _on_sidestart(self, m: Message) -> None:
+        if len(m.args) > 1 and m.args[0][:2] in self.sides:
+            self._side_condition(m.args[0][:2], to_id(m.args[1].split(":")[-1]), True)
 
-    def _on_sideend(self, event: Sequence[str]) -> None:
-        if len(event) > 3 and event[2][:2] in self.sides:
-            self._side_condition(event[2][:2], to_id(event[3].split(":")[-1]), False)
+    def _on_sideend(self, m: Message) -> None:
+        if len(m.args) > 1 and m.args[0][:2] in self.sides:
+            self._side_condition(m.args[0][:2], to_id(m.args[1].split(":")[-1]), False)
 
     def _side_condition(self, role: str, name: str, on: bool) -> None:
         if name == "tailwind":
@@ -550,11 +533,11 @@ class ProtocolTracker:
         elif name == "grasspledge":
             self.sides[role].swamp = on
 
-    def _on_start(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
-        if not self._is_active(ident) or len(event) < 4:
+    def _on_start(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
+        if not self._is_active(ident) or len(m.args) < 2:
             return
-        effect = to_id(event[3].split(":")[-1])
+        effect = to_id(m.args[1].split(":")[-1])
         side = self._side(ident)
         if effect in ("protosynthesisspe", "quarkdrivespe"):
             side.speed_ability = True
@@ -563,11 +546,11 @@ class ProtocolTracker:
         elif effect == "slowstart":
             side.slow_start = True
 
-    def _on_end(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
-        if not self._is_active(ident) or len(event) < 4:
+    def _on_end(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
+        if not self._is_active(ident) or len(m.args) < 2:
             return
-        effect = to_id(event[3].split(":")[-1])
+        effect = to_id(m.args[1].split(":")[-1])
         side = self._side(ident)
         if effect in ("protosynthesis", "quarkdrive"):
             side.speed_ability = False
@@ -576,39 +559,39 @@ class ProtocolTracker:
         elif effect == "slowstart":
             side.slow_start = False
 
-    def _on_ability(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
-        if len(event) < 4 or not self._is_active(ident):
+    def _on_ability(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
+        if len(m.args) < 2 or not self._is_active(ident):
             return
-        ability = to_id(event[3])
+        ability = to_id(m.args[1])
         side = self._side(ident)
         if ability in ("airlock", "cloudnine"):
             side.air_lock = True
         if ability == "neutralizinggas":
             for other in self.sides.values():
                 other.unsure = True
-        for tag in _tags(event, 4):
+        for tag in m.tags:
             source = to_id(tag.split(":")[-1]) if tag.startswith("[from]") else ""
             if source in _ABILITY_CHANGERS:
                 side.unsure = True
 
-    def _on_endability(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
+    def _on_endability(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
         if self._is_active(ident):
             self._side(ident).unsure = True
 
-    def _on_activate(self, event: Sequence[str]) -> None:
-        if len(event) < 4:
+    def _on_activate(self, m: Message) -> None:
+        if len(m.args) < 2:
             return
-        effect = to_id(event[3].split(":")[-1])
+        effect = to_id(m.args[1].split(":")[-1])
         if effect in _PRIORITY_ACTIVATIONS and len(self._first) < 2:
             self._skip_turn = True
         elif effect in _ABILITY_CHANGERS:
-            self._uncertain(event)
+            self._uncertain(m)
 
-    def _on_enditem(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
-        item = to_id(event[3]) if len(event) > 3 else ""
+    def _on_enditem(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
+        item = to_id(m.args[1]) if len(m.args) > 1 else ""
         self._item_event(ident, "end", item)
         if item == "custapberry" and len(self._first) < 2:
             self._skip_turn = True
@@ -618,12 +601,12 @@ class ProtocolTracker:
         if self._is_active(ident):
             self._side(ident).item_lost = True
 
-    def _on_item(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
-        if len(event) < 4:
+    def _on_item(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
+        if len(m.args) < 2:
             return
-        item = to_id(event[3])
-        sources = {to_id(t.split(":")[-1]) for t in _tags(event, 4) if t.startswith("[from]")}
+        item = to_id(m.args[1])
+        sources = {to_id(t.split(":")[-1]) for t in m.tags if t.startswith("[from]")}
         swap = bool(sources & _SWAP_SOURCES)
         if swap and sources & {"trick", "switcheroo"}:
             # The item came from the other active Pokémon: it was what that one held
@@ -644,12 +627,12 @@ class ProtocolTracker:
         if self._is_active(ident):
             self._side(ident).item_lost = False
 
-    def _on_move(self, event: Sequence[str]) -> None:
-        ident = _ident(event[2])
-        if len(event) < 4:
+    def _on_move(self, m: Message) -> None:
+        ident = pokemon_ident(m.args[0])
+        if len(m.args) < 2:
             return
-        move = to_id(event[3])
-        tags = _tags(event, 4)
+        move = to_id(m.args[1])
+        tags = m.tags
         called = any(t.startswith("[from]") and "lockedmove" not in t for t in tags)
         side = self._side(ident)
         if move == "batonpass":
@@ -658,12 +641,12 @@ class ProtocolTracker:
             self.moves_transformed.setdefault(ident, set()).add(move)
         elif not called or any("sleeptalk" in to_id(t) for t in tags):
             self.moves_own.setdefault(ident, set()).add(move)
-        target = event[4] if len(event) > 4 and event[4][:2] in ("p1", "p2") else None
+        target = m.args[2] if len(m.args) > 2 and m.args[2][:2] in ("p1", "p2") else None
         missed = "[miss]" in tags or "[still]" in tags
         self._hit = {
             "attacker": ident,
             "move": move,
-            "target": _ident(target) if target else None,
+            "target": pokemon_ident(target) if target else None,
             "crit": False,
             "multi": False,
             "done": missed,
@@ -679,8 +662,8 @@ class ProtocolTracker:
         else:
             self._action(ident, move)
 
-    def _on_cant(self, event: Sequence[str]) -> None:
-        self._action(_ident(event[2]), None)
+    def _on_cant(self, m: Message) -> None:
+        self._action(pokemon_ident(m.args[0]), None)
 
     # ------------------------------------------------------------ queries
     def our_item_at(self, ident: str, index: int, current: str | None) -> str | None:
