@@ -87,6 +87,57 @@ def _env_round(
     return steps / wall, obs, python_us, node_us
 
 
+def _rollout_timer() -> Any:
+    """A callback that adds up the seconds ``learn`` spends collecting rollouts."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class RolloutTimer(BaseCallback):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.collect = 0.0
+            self.began = 0.0
+
+        def _on_rollout_start(self) -> None:
+            self.began = time.perf_counter()
+
+        def _on_rollout_end(self) -> None:
+            self.collect += time.perf_counter() - self.began
+
+        def _on_step(self) -> bool:
+            return True
+
+    return RolloutTimer()
+
+
+def _report(
+    env_rates: list[float],
+    train_rates: list[float],
+    update_shares: list[float],
+    python_cpu: list[float],
+    node_cpu: list[float],
+) -> None:
+    """The medians over the rounds, and the last line the docstring shows."""
+    env_rate = statistics.median(env_rates)
+    train_rate = statistics.median(train_rates)
+    update_share = statistics.median(update_shares)
+    print(
+        f"median: env {env_rate:.1f} steps/s, train {train_rate:.1f} steps/s "
+        f"({train_rate / env_rate:.2f}x of the bare env; target {TARGET:.0f} steps/s "
+        f"{'met' if train_rate >= TARGET else 'not met'})"
+    )
+    python_us = statistics.median(python_cpu)
+    node_us = statistics.median(node_cpu) if node_cpu else float("nan")
+    print(
+        f"median env CPU per step: Python {python_us:.0f} us, simulators {node_us:.0f} us "
+        f"(the simulators' share of the env's CPU: {node_us / (python_us + node_us):.0%})"
+    )
+    print(
+        f"train_steps_per_s={train_rate:.1f} env_steps_per_s={env_rate:.1f} "
+        f"ratio={train_rate / env_rate:.3f} update_share={update_share:.3f} target={TARGET:.0f} "
+        f"env_python_us_per_step={python_us:.0f} env_simulator_us_per_step={node_us:.0f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 short rounds (about a minute)")
@@ -99,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
     seconds = args.seconds or (6.0 if args.quick else 15.0)
 
     import torch
-    from stable_baselines3.common.callbacks import BaseCallback
 
     from pokegym.vector import ShowdownVectorEnv
     from train.ppo import PPOConfig, make_model, make_vec_env
@@ -123,21 +173,6 @@ def main(argv: list[str] | None = None) -> int:
     model = make_model(config, venv)
     rollout = config.n_steps * config.n_envs
 
-    class Timer(BaseCallback):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.collect = 0.0
-            self.began = 0.0
-
-        def _on_rollout_start(self) -> None:
-            self.began = time.perf_counter()
-
-        def _on_rollout_end(self) -> None:
-            self.collect += time.perf_counter() - self.began
-
-        def _on_step(self) -> bool:
-            return True
-
     # Warm-up: caches, Node's JIT, torch's first passes.
     _, obs, _, _ = _env_round(bare, obs, 2.0, rng)
     model.learn(rollout, reset_num_timesteps=False)
@@ -155,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             python_cpu.append(python_us)
             if node_us is not None:
                 node_cpu.append(node_us)
-            timer = Timer()
+            timer = _rollout_timer()
             before = model.num_timesteps
             began = time.perf_counter()
             model.learn(rollout * rollouts, reset_num_timesteps=False, callback=timer)
@@ -183,25 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         bare.close()
         venv.close()
 
-    env_rate = statistics.median(env_rates)
-    train_rate = statistics.median(train_rates)
-    update_share = statistics.median(update_shares)
-    print(
-        f"median: env {env_rate:.1f} steps/s, train {train_rate:.1f} steps/s "
-        f"({train_rate / env_rate:.2f}x of the bare env; target {TARGET:.0f} steps/s "
-        f"{'met' if train_rate >= TARGET else 'not met'})"
-    )
-    python_us = statistics.median(python_cpu)
-    node_us = statistics.median(node_cpu) if node_cpu else float("nan")
-    print(
-        f"median env CPU per step: Python {python_us:.0f} us, simulators {node_us:.0f} us "
-        f"(the simulators' share of the env's CPU: {node_us / (python_us + node_us):.0%})"
-    )
-    print(
-        f"train_steps_per_s={train_rate:.1f} env_steps_per_s={env_rate:.1f} "
-        f"ratio={train_rate / env_rate:.3f} update_share={update_share:.3f} target={TARGET:.0f} "
-        f"env_python_us_per_step={python_us:.0f} env_simulator_us_per_step={node_us:.0f}"
-    )
+    _report(env_rates, train_rates, update_shares, python_cpu, node_cpu)
     return 0
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -91,7 +92,7 @@ def _leaf_texts(actions: list[Any], opponent: str) -> list[str]:
     return leaves
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pokegym bench llm", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one repetition instead of three")
     parser.add_argument("--model", default="qwen-0.5b")
@@ -108,82 +109,135 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="torch CPU threads (1 is faster on a busy machine)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+@dataclass(frozen=True)
+class _TurnPrompts:
+    """The prompts of one PokéChamp-style turn, rendered from a real battle."""
+
+    battle_turn: int
+    action_messages: list[dict[str, str]]
+    labels: list[str]
+    opponent_messages: list[dict[str, str]]
+    opponent_labels: list[str]
+    value_prompts: list[list[dict[str, str]]]
+
+
+def _turn_prompts() -> _TurnPrompts:
+    from pokegym.text import legal_actions
+
+    session, battle, prompter = _battle_at_12_actions()
+    try:
+        actions = legal_actions(battle, prompter.codec)[:12]
+        action_messages, actions = prompter.action_prompt(battle, actions)
+        # The opponent's candidate actions: what it can really do now (its own legal
+        # actions), standing in for the candidates an opponent model would propose.
+        opponent_view = session.battles[1]
+        opponent_labels = [a.label for a in legal_actions(opponent_view, prompter.codec)]
+        opponent_messages, opponent_labels = prompter.opponent_prompt(battle, opponent_labels)
+        leaves = _leaf_texts(actions, opponent_labels[0])
+        value_prompts = [prompter.value_prompt(battle, leaf)[0] for leaf in leaves]
+    finally:
+        session.close()
+    return _TurnPrompts(
+        battle_turn=battle.turn,
+        action_messages=action_messages,
+        labels=[a.label for a in actions],
+        opponent_messages=opponent_messages,
+        opponent_labels=opponent_labels,
+        value_prompts=value_prompts,
+    )
+
+
+@dataclass
+class _Repetition:
+    """One repetition's seconds and costs."""
+
+    choice_s: float
+    score_s: float
+    gen_s: float
+    score_cost: Any
+    gen_cost: Any
+    summary: str
+
+
+def _repeat_turn(model: Any, prompts: _TurnPrompts) -> _Repetition:
+    """(a) one cold choice, (b) the turn by scoring, then by generation."""
+    from pokegym.llm import ScoreRequest
+    from pokegym.text import VALUE_BUCKETS
+
+    p = prompts
+    model.clear_cache()
+    t = time.perf_counter()
+    scores = model.score(p.action_messages, p.labels)
+    choice_s = time.perf_counter() - t
+
+    model.clear_cache()
+    t = time.perf_counter()
+    proposal = model.score(p.action_messages, p.labels)
+    prediction = model.score(p.opponent_messages, p.opponent_labels)
+    values = model.score_batch([ScoreRequest(v, VALUE_BUCKETS) for v in p.value_prompts])
+    score_s = time.perf_counter() - t
+    score_cost = proposal.cost + prediction.cost
+    for v in values:
+        score_cost = score_cost + v.cost
+
+    json_hint = '\nReply with only a JSON object {"choice": <label>}.'
+    t = time.perf_counter()
+    gen_cost = None
+    answers = []
+    for messages in [p.action_messages, p.opponent_messages, *p.value_prompts]:
+        model.clear_cache()
+        asked = [dict(m) for m in messages]
+        asked[-1]["content"] += json_hint
+        completion = model.complete(asked, max_tokens=24)
+        answers.append(completion.text)
+        gen_cost = completion.cost if gen_cost is None else gen_cost + completion.cost
+    gen_s = time.perf_counter() - t
+    expected = [round(v.expectation([float(b) for b in VALUE_BUCKETS]), 2) for v in values]
+    summary = (
+        f"scored choice {p.labels[scores.best()]!r}, "
+        f"predicted {p.opponent_labels[prediction.best()]!r}, leaf values {expected[:4]}...; "
+        f"generated answers e.g. {answers[0]!r}, {answers[2]!r}"
+    )
+    return _Repetition(choice_s, score_s, gen_s, score_cost, gen_cost, summary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
 
     import torch
 
-    from pokegym.llm import ScoreRequest, make_model
-    from pokegym.text import VALUE_BUCKETS, legal_actions
+    from pokegym.llm import make_model
 
-    session, battle, prompter = _battle_at_12_actions()
-    actions = legal_actions(battle, prompter.codec)[:12]
-    action_messages, actions = prompter.action_prompt(battle, actions)
-    labels = [a.label for a in actions]
-    # The opponent's candidate actions: what it can really do now (its own legal actions),
-    # standing in for the candidates an opponent model would propose from priors.
-    opponent_view = session.battles[1]
-    opponent_labels = [a.label for a in legal_actions(opponent_view, prompter.codec)]
-    opponent_messages, opponent_labels = prompter.opponent_prompt(battle, opponent_labels)
-    leaves = _leaf_texts(actions, opponent_labels[0])
-    value_prompts = [prompter.value_prompt(battle, leaf)[0] for leaf in leaves]
-    json_hint = '\nReply with only a JSON object {"choice": <label>}.'
-
+    prompts = _turn_prompts()
     start = time.perf_counter()
     model = make_model(args.model, dtype=args.dtype, threads=args.threads)
     load_s = time.perf_counter() - start
-    prompt_tokens = model.count_tokens(action_messages)
+    prompt_tokens = model.count_tokens(prompts.action_messages)
     print(
         f"model {model.name} ({model.dtype}: {getattr(model, 'dtype_reason', 'as asked')}; "
         f"{torch.get_num_threads()} threads; CPU capability {cpu_capability()}), loaded in "
-        f"{load_s:.2f} s; battle turn {battle.turn}, prompt {prompt_tokens} tokens, "
-        f"{len(labels)} legal actions, "
-        f"{len(opponent_labels)} opponent options, {len(leaves)} leaves, {repeats} repetition(s)"
+        f"{load_s:.2f} s; battle turn {prompts.battle_turn}, prompt {prompt_tokens} tokens, "
+        f"{len(prompts.labels)} legal actions, "
+        f"{len(prompts.opponent_labels)} opponent options, {len(prompts.value_prompts)} leaves, "
+        f"{repeats} repetition(s)"
     )
-    session.close()
     first = time.perf_counter()
     model.score([{"role": "user", "content": "Warm up."}], ["yes", "no"])
     print(f"first call after load (warm-up, 4 tokens): {time.perf_counter() - first:.2f} s")
 
-    choice_s, score_s, gen_s = [], [], []
-    score_cost = gen_cost = None
+    runs = []
     for rep in range(repeats):
-        model.clear_cache()
-        t = time.perf_counter()
-        scores = model.score(action_messages, labels)
-        choice_s.append(time.perf_counter() - t)
-
-        model.clear_cache()
-        t = time.perf_counter()
-        proposal = model.score(action_messages, labels)
-        prediction = model.score(opponent_messages, opponent_labels)
-        values = model.score_batch([ScoreRequest(p, VALUE_BUCKETS) for p in value_prompts])
-        score_s.append(time.perf_counter() - t)
-        cost = proposal.cost + prediction.cost
-        for v in values:
-            cost = cost + v.cost
-        score_cost = cost
-
-        t = time.perf_counter()
-        cost = None
-        answers = []
-        for messages in [action_messages, opponent_messages, *value_prompts]:
-            model.clear_cache()
-            asked = [dict(m) for m in messages]
-            asked[-1]["content"] += json_hint
-            completion = model.complete(asked, max_tokens=24)
-            answers.append(completion.text)
-            cost = completion.cost if cost is None else cost + completion.cost
-        gen_s.append(time.perf_counter() - t)
-        gen_cost = cost
-        expected = [round(v.expectation([float(b) for b in VALUE_BUCKETS]), 2) for v in values]
+        run = _repeat_turn(model, prompts)
+        runs.append(run)
         print(
-            f"rep {rep + 1}: choice {choice_s[-1]:.2f} s, score turn {score_s[-1]:.2f} s, "
-            f"gen turn {gen_s[-1]:.2f} s; scored choice {labels[scores.best()]!r}, "
-            f"predicted {opponent_labels[prediction.best()]!r}, leaf values {expected[:4]}...; "
-            f"generated answers e.g. {answers[0]!r}, {answers[2]!r}"
+            f"rep {rep + 1}: choice {run.choice_s:.2f} s, score turn {run.score_s:.2f} s, "
+            f"gen turn {run.gen_s:.2f} s; {run.summary}"
         )
-    assert score_cost is not None and gen_cost is not None
+    score_cost, gen_cost = runs[-1].score_cost, runs[-1].gen_cost
     print(
         f"per turn by scoring: {score_cost.calls} calls, {score_cost.tokens_in} tokens computed, "
         f"{score_cost.cached_tokens} reused from the cache, {score_cost.tokens_out} generated"
@@ -192,9 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         f"per turn by generation: {gen_cost.calls} calls, {gen_cost.tokens_in} tokens computed, "
         f"{gen_cost.tokens_out} generated"
     )
-    choice = statistics.median(choice_s)
-    score_turn = statistics.median(score_s)
-    gen_turn = statistics.median(gen_s)
+    choice = statistics.median(r.choice_s for r in runs)
+    score_turn = statistics.median(r.score_s for r in runs)
+    gen_turn = statistics.median(r.gen_s for r in runs)
     print(
         f"choice_s={choice:.2f} score_turn_s={score_turn:.2f} gen_turn_s={gen_turn:.2f} "
         f"speedup={gen_turn / score_turn:.1f}x load_s={load_s:.2f} prompt_tokens={prompt_tokens}"

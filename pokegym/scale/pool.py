@@ -155,106 +155,24 @@ class WorkerPool:
             WorkerSetupError: a worker could not start (the message names its node).
             ClusterError: no worker became ready in time, or every worker was lost.
         """
-        ray = self._ray
         started = time.perf_counter()
-        report = PoolReport()
-        queue: deque[Any] = deque(tasks)
-        attempts: Counter[Any] = Counter()
-        idle: list[int] = []
-        busy: dict[Any, tuple[int, Any]] = {}  # play ref -> (worker, task)
-        setting_up: dict[Any, int] = {}  # setup ref -> worker
-        later: list[tuple[float, int]] = []  # (when, worker): set up again then
-        dead: set[int] = set()
-        for index, actor in enumerate(self.actors):
-            setting_up[actor.setup.remote()] = index
-        last_ready = time.monotonic()
-
-        def fail(index: int, task: Any, error: str) -> None:
-            if attempts[task] <= self.retries:
-                report.retried += 1
-                report.retried_tasks.append(task)
-                queue.appendleft(task)
-                if event is not None:
-                    event("retry", task, self.info[index])
-            else:
-                report.failed.append(TaskFailure(task, attempts[task], error))
-                if event is not None:
-                    event("failed", task, self.info[index])
-
-        while queue or busy:
-            while queue and idle:
-                index = idle.pop()
-                task = queue.popleft()
-                attempts[task] += 1
-                busy[self.actors[index].play.remote(task)] = (index, task)
-                if event is not None:
-                    event("started", task, self.info[index])
-            now = time.monotonic()
-            for when, index in list(later):
-                if when <= now:
-                    later.remove((when, index))
-                    setting_up[self.actors[index].setup.remote()] = index
-            if not busy and not setting_up and not later:
-                lost = ", ".join(f"{t}" for t in list(queue)[:5])
-                raise ClusterError(
-                    f"Every worker is gone ({len(dead)} could not be restarted); "
-                    f"{len(queue)} task(s) were not played ({lost}"
-                    f"{', ...' if len(queue) > 5 else ''}). Check the cluster's nodes."
-                )
-            if not busy and now - last_ready > self.setup_timeout:
-                raise ClusterError(
-                    f"No worker became ready in {self.setup_timeout:.0f} s: the cluster has "
-                    f"no room for them (each asks for {self.resources.num_cpus:g} CPU and "
-                    f"{self.resources.num_gpus:g} GPU), or their "
-                    "nodes are still installing what they need."
-                )
-            refs = [*busy, *setting_up]
+        run = _Run(self, tasks, on_result, event)
+        while run.queue or run.busy:
+            run.hand_out()
+            run.set_up_again()
+            run.check_progress()
+            refs = [*run.busy, *run.setting_up]
             if not refs:
                 time.sleep(0.2)
                 continue
-            ready, _ = ray.wait(refs, num_returns=1, timeout=0.5)
+            ready, _ = self._ray.wait(refs, num_returns=1, timeout=0.5)
             for ref in ready:
-                if ref in setting_up:
-                    index = setting_up.pop(ref)
-                    try:
-                        where = ray.get(ref)
-                    except ray.exceptions.RayTaskError as exc:
-                        raise WorkerSetupError(self._setup_message(index, exc)) from None
-                    except ray.exceptions.ActorUnavailableError:
-                        later.append((time.monotonic() + 1.0, index))  # restarting
-                        continue
-                    except ray.exceptions.RayActorError as exc:
-                        if exc.actor_init_failed:
-                            raise WorkerSetupError(self._setup_message(index, exc)) from None
-                        dead.add(index)
-                        continue
-                    except ray.exceptions.RayError as exc:  # e.g. its runtime environment
-                        raise WorkerSetupError(self._setup_message(index, exc)) from None
-                    info = self.info[index]
-                    info.node, info.host, info.pid = where["node"], where["host"], where["pid"]
-                    idle.append(index)
-                    last_ready = time.monotonic()
-                    continue
-                index, task = busy.pop(ref)
-                try:
-                    result = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:  # the battle raised
-                    idle.append(index)
-                    fail(index, task, _cause(exc))
-                    continue
-                except ray.exceptions.RayError as exc:  # the worker (or its result) is gone
-                    report.lost_workers += isinstance(exc, ray.exceptions.RayActorError)
-                    later.append((time.monotonic(), index))  # set up again once restarted
-                    fail(index, task, f"worker lost: {_first_line(exc)}")
-                    continue
-                idle.append(index)
-                report.done += 1
-                report.by_node[self.info[index].label] += 1
-                on_result(task, result, self.info[index])
-                if event is not None:
-                    event("done", task, self.info[index])
-        report.seconds = time.perf_counter() - started
-        return report
+                if ref in run.setting_up:
+                    run.worker_set_up(ref)
+                else:
+                    run.task_ended(ref)
+        run.report.seconds = time.perf_counter() - started
+        return run.report
 
     def _setup_message(self, index: int, exc: Exception) -> str:
         cause = _cause(exc)
@@ -266,6 +184,127 @@ class WorkerPool:
             "Node.js 18+ and Pokémon Showdown (`pokegym showdown install` on each node, or a "
             "Ray runtime environment that provides them); see docs/scale.md."
         )
+
+
+class _Run:
+    """The state of one :meth:`WorkerPool.run`: the tasks not yet handed out, the workers
+    busy, idle, setting up or to be set up again, and the report."""
+
+    def __init__(
+        self,
+        pool: WorkerPool,
+        tasks: Sequence[Any],
+        on_result: Callable[[Any, Any, WorkerInfo], None],
+        event: Event | None,
+    ):
+        self.pool = pool
+        self.ray = pool._ray
+        self.on_result = on_result
+        self.event = event
+        self.report = PoolReport()
+        self.queue: deque[Any] = deque(tasks)
+        self.attempts: Counter[Any] = Counter()
+        self.idle: list[int] = []
+        self.busy: dict[Any, tuple[int, Any]] = {}  # play ref -> (worker, task)
+        self.setting_up: dict[Any, int] = {}  # setup ref -> worker
+        self.later: list[tuple[float, int]] = []  # (when, worker): set up again then
+        self.dead: set[int] = set()
+        for index, actor in enumerate(pool.actors):
+            self.setting_up[actor.setup.remote()] = index
+        self.last_ready = time.monotonic()
+
+    def _event(self, kind: str, task: Any, index: int) -> None:
+        if self.event is not None:
+            self.event(kind, task, self.pool.info[index])
+
+    def hand_out(self) -> None:
+        """Give each idle worker a task."""
+        while self.queue and self.idle:
+            index = self.idle.pop()
+            task = self.queue.popleft()
+            self.attempts[task] += 1
+            self.busy[self.pool.actors[index].play.remote(task)] = (index, task)
+            self._event("started", task, index)
+
+    def set_up_again(self) -> None:
+        """Set up the restarted workers whose time has come."""
+        now = time.monotonic()
+        for when, index in list(self.later):
+            if when <= now:
+                self.later.remove((when, index))
+                self.setting_up[self.pool.actors[index].setup.remote()] = index
+
+    def check_progress(self) -> None:
+        """Raise when no worker is left, or none became ready in time."""
+        if not self.busy and not self.setting_up and not self.later:
+            lost = ", ".join(f"{t}" for t in list(self.queue)[:5])
+            raise ClusterError(
+                f"Every worker is gone ({len(self.dead)} could not be restarted); "
+                f"{len(self.queue)} task(s) were not played ({lost}"
+                f"{', ...' if len(self.queue) > 5 else ''}). Check the cluster's nodes."
+            )
+        pool = self.pool
+        if not self.busy and time.monotonic() - self.last_ready > pool.setup_timeout:
+            raise ClusterError(
+                f"No worker became ready in {pool.setup_timeout:.0f} s: the cluster has "
+                f"no room for them (each asks for {pool.resources.num_cpus:g} CPU and "
+                f"{pool.resources.num_gpus:g} GPU), or their "
+                "nodes are still installing what they need."
+            )
+
+    def worker_set_up(self, ref: Any) -> None:
+        """A worker's ``setup()`` ended: it is idle now, restarting, gone or broken."""
+        ray = self.ray
+        index = self.setting_up.pop(ref)
+        try:
+            where = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:
+            raise WorkerSetupError(self.pool._setup_message(index, exc)) from None
+        except ray.exceptions.ActorUnavailableError:
+            self.later.append((time.monotonic() + 1.0, index))  # restarting
+            return
+        except ray.exceptions.RayActorError as exc:
+            if exc.actor_init_failed:
+                raise WorkerSetupError(self.pool._setup_message(index, exc)) from None
+            self.dead.add(index)
+            return
+        except ray.exceptions.RayError as exc:  # e.g. its runtime environment
+            raise WorkerSetupError(self.pool._setup_message(index, exc)) from None
+        info = self.pool.info[index]
+        info.node, info.host, info.pid = where["node"], where["host"], where["pid"]
+        self.idle.append(index)
+        self.last_ready = time.monotonic()
+
+    def task_ended(self, ref: Any) -> None:
+        """A task ended: its result goes to ``on_result``, or it is retried or failed."""
+        ray = self.ray
+        index, task = self.busy.pop(ref)
+        try:
+            result = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # the battle raised
+            self.idle.append(index)
+            self._fail(index, task, _cause(exc))
+            return
+        except ray.exceptions.RayError as exc:  # the worker (or its result) is gone
+            self.report.lost_workers += isinstance(exc, ray.exceptions.RayActorError)
+            self.later.append((time.monotonic(), index))  # set up again once restarted
+            self._fail(index, task, f"worker lost: {_first_line(exc)}")
+            return
+        self.idle.append(index)
+        self.report.done += 1
+        self.report.by_node[self.pool.info[index].label] += 1
+        self.on_result(task, result, self.pool.info[index])
+        self._event("done", task, index)
+
+    def _fail(self, index: int, task: Any, error: str) -> None:
+        if self.attempts[task] <= self.pool.retries:
+            self.report.retried += 1
+            self.report.retried_tasks.append(task)
+            self.queue.appendleft(task)
+            self._event("retry", task, index)
+        else:
+            self.report.failed.append(TaskFailure(task, self.attempts[task], error))
+            self._event("failed", task, index)
 
 
 def where() -> dict[str, Any]:
