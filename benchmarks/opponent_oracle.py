@@ -8,6 +8,10 @@ the script reads the *opponent's* live battle object and hands the agent
   search answers at the root (``MinimaxSearch.search(predicted=...)``, weight 1);
 * ``--oracle sets``: the opponent's true moves, item and ability (its battle object does
   not carry the Tera type), in place of the priors' modal sets;
+* ``--oracle state``: for the MCTS (``distilled``, ``search=mcts``): the whole true
+  position as its one root state, the opponent's six Pokémon with their exact sets,
+  stats, HP and Tera types, seen or not (what an agent with a perfect belief would
+  search from; the opponent's choices stay hidden);
 * ``--oracle none``: nothing (the same agent as ``pokegym compare`` plays).
 
 Every decision also counts how often ``predict=abyssal`` (the rules asked in the
@@ -39,9 +43,11 @@ from pokegym.stats import wilson_interval
 from pokegym.world.data import to_id
 from pokegym.world.priors import belief_for
 from pokegym.world.sets import PokemonSet
+from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action
 from policies.abyssal import AbyssalPolicy
-from policies.distilled import DistilledPolicy
+from policies.distilled import DISTILLED_MCTS, DistilledPolicy
+from policies.mcts_agent import MCTSPolicy
 from policies.minimax import decision_state
 from policies.opponent_view import RuleReplyModel, reply_action
 
@@ -79,8 +85,30 @@ class ToldDistilled(DistilledPolicy):
         return super().state(battle, dex)
 
 
+def true_state(ours: AbstractBattle, theirs: AbstractBattle, dex: Any) -> BattleState:
+    """The position as both players know it together: our side from our battle, the
+    opponent's whole team (exact sets from its own request) from its battle."""
+    state = state_from_battle(ours, {}, dex)
+    state.sides[1] = state_from_battle(theirs, {}, dex).sides[0]
+    state.notes = {"unseen": 0}
+    return state
+
+
+class ToldMCTS(MCTSPolicy):
+    """The MCTS ``distilled`` searching the true position (``--oracle state``)."""
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self.told_battle: AbstractBattle | None = None
+
+    def root_states(self, battle: AbstractBattle, dex: Any) -> list[BattleState]:
+        if self.told_battle is None:
+            return super().root_states(battle, dex)
+        return [true_state(battle, self.told_battle, dex)]
+
+
 class OracleArena(Arena):
-    """An arena that shows each ``ToldDistilled`` its opponent's side before it decides."""
+    """An arena that shows each told agent its opponent's side before it decides."""
 
     def __init__(self, config: ArenaConfig):
         super().__init__(config)
@@ -92,6 +120,10 @@ class OracleArena(Arena):
         session = slot.session
         for side in (0, 1):
             agent, other = slot.agents[side], 1 - side
+            if isinstance(agent, ToldMCTS):
+                theirs = session.battles[other]
+                agent.told_battle = None if theirs.teampreview else theirs
+                continue
             if not isinstance(agent, ToldDistilled):
                 continue
             agent.told_reply, agent.told_sets = None, None
@@ -110,20 +142,27 @@ class OracleArena(Arena):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--oracle", choices=("reply", "sets", "none"), default="reply")
+    parser.add_argument("--oracle", choices=("reply", "sets", "state", "none"), default="reply")
     parser.add_argument("--battles", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--agent", default="", help="distilled options, e.g. anchor_margin=0")
+    parser.add_argument("--no-clock", action="store_true", help="no battle clock (as compare)")
     parser.add_argument("--out", type=Path, help="per-battle results (JSON)")
     parser.add_argument("--paired", type=Path, help="an earlier --out to compare with")
     args = parser.parse_args()
 
     _, options = parse_agent_spec("distilled:" + args.agent if args.agent else "distilled")
-    ToldDistilled.oracle = args.oracle
-    register_agent("distilled", lambda **kw: ToldDistilled(**{**kw, **options}))
+    if args.oracle == "state":  # the MCTS distilled, told the true position
+        register_agent("distilled", lambda **kw: ToldMCTS(**{**DISTILLED_MCTS, **kw, **options}))
+    else:  # the maximin distilled (search=maximin), told the reply or the sets
+        ToldDistilled.oracle = args.oracle
+        register_agent("distilled", lambda **kw: ToldDistilled(**{**kw, **options}))
+    # The agent plays under the name "distilled", as in `pokegym compare --agents
+    # "distilled:...",abyssal`: its battles get the same seeds there (they follow the names).
     config = ArenaConfig(agents=["distilled", "abyssal"], battles_per_pair=args.battles,
-                         seed=args.seed, concurrency=args.concurrency)  # fmt: skip
+                         seed=args.seed, concurrency=args.concurrency,
+                         clock_bank=None if args.no_clock else 150.0)  # fmt: skip
     arena = OracleArena(config)
     started = time.perf_counter()
     result = arena.run()

@@ -159,3 +159,29 @@ def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "paired with" in done.stdout and "on 2 battles" in done.stdout
+
+
+def test_the_true_position_holds_the_opponents_whole_team(benchmark_script):
+    """--oracle state: the MCTS searches the position both players know together: our side
+    as we see it, the opponent's six Pokémon with the sets of its own request."""
+    oracle = benchmark_script("opponent_oracle")
+    dex = load_dex(9)
+    looked = []
+
+    def check(ours, theirs, order):
+        state = oracle.true_state(ours, theirs, dex)
+        mons = state.sides[1].mons
+        assert state.notes == {"unseen": 0}
+        assert [m.species for m in mons] == [to_id(m.species) for m in theirs.team.values()]
+        for mon, real in zip(mons, theirs.team.values(), strict=True):
+            assert set(mon.moves) == {to_id(m) for m in real.moves}
+            assert mon.item == to_id(real.item or "")
+        active = mons[state.sides[1].active]
+        assert active.species == to_id(ours.opponent_active_pokemon.species)
+        assert state.sides[0].mons[state.sides[0].active].species == to_id(
+            ours.active_pokemon.species
+        )
+        looked.append(len(ours.opponent_team))
+
+    abyssal_mirror(41, check)
+    assert looked and min(looked) < 6  # the search knew Pokémon we had not seen yet
