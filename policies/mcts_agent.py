@@ -195,6 +195,9 @@ class MCTSOptions:
     switch_gain: float = 0.0
     """With a heuristic prior: the prior's bonus for switching a threatened Pokémon out
     to one that takes the threat better (:class:`HeuristicPrior`), for both sides."""
+    rollout_turns: int = 0
+    """Turns of greedy play from each leaf before it is valued (0: none): both sides play
+    the damage prior's best action on the expected turn (:mod:`policies.rollout`)."""
     alive_weight: float = 0.0
     """``evaluator=heuristic`` only: the value of each Pokémon left over and above its HP
     (see :class:`~policies.search.HeuristicEvaluator`)."""
@@ -235,6 +238,8 @@ class MCTSOptions:
             raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
         if self.alive_weight < 0:
             raise ValueError("alive_weight is a weight per Pokémon left (>= 0)")
+        if self.rollout_turns < 0:
+            raise ValueError("rollout_turns is a number of turns played from each leaf (>= 0)")
         if not 0.0 <= self.opponent_floor < 1.0:
             raise ValueError("opponent_floor is a share of the opponent's prior, in [0, 1)")
         if self.switch_gain < 0:
@@ -327,6 +332,10 @@ class MCTSPolicy(Policy):
                 evaluator: Any = ValueNetEvaluator(StateEncoder(model), self.network)
             else:
                 evaluator = HeuristicEvaluator(model, alive_weight=self.alive_weight)
+            if self.options.rollout_turns:
+                from policies.rollout import RolloutEvaluator
+
+                evaluator = RolloutEvaluator(model, evaluator, self.options.rollout_turns)
             roles = self._models[(gen, leaves)] = (model, sampler, evaluator)
         return roles
 
