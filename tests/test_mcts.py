@@ -391,7 +391,7 @@ def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
      ("mcts:evaluator=oracle", "evaluator"), ("mcts:chance=maybe", "chance"),
      ("mcts:selection=ucb", "selection"), ("mcts:anchor=nobody", "anchor"),
      ("mcts:anchor_margin=2", "anchor_margin"), ("mcts:prior=oracle", "prior"),
-     ("mcts:opponent_floor=1", "opponent_floor"),
+     ("mcts:opponent_floor=1", "opponent_floor"), ("mcts:rollout_turns=-1", "rollout_turns"),
      ("mcts:prior=llm,llm_seconds=0", "llm_seconds"),
      ("mcts:colour=red", "colour"), ("mcts:prior=network", "policy head"),
      ("mcts:evaluator=network,checkpoint=/no/such/dir", "checkpoint")],
@@ -643,3 +643,44 @@ def test_a_root_the_model_thinks_is_over_is_played_without_a_search(caplog):
     counts = max((m.iteration_counts for m in made), key=len)
     assert 0 in counts and any(c >= 30 for c in counts)
     assert "already over" in caplog.text
+
+
+class _Recording:
+    """An inner evaluator that keeps the states it was asked about."""
+
+    def __init__(self):
+        self.seen = []
+
+    def evaluate(self, states):
+        self.seen.extend(states)
+        return [0.5] * len(states)
+
+
+def test_a_playout_plays_the_greedy_attacks_before_the_leaf_is_valued():
+    """Garchomp (faster) against Heatran: the greedy playout uses Earthquake (4x) and KOs
+    Heatran on the first turn; the inner evaluator sees the state after the playout, the
+    leaf itself is unchanged, and a battle that is over stops the playout early."""
+    from pokegym.world.data import load_dex
+    from pokegym.world.state import BattleState, SideState
+    from pokegym.world.transition import TransitionModel
+    from policies.rollout import RolloutEvaluator
+
+    dex = load_dex(9)
+    model = TransitionModel(dex)
+    ours = [_world_mon(dex, "garchomp", ("earthquake", "dragonclaw", "swordsdance"))]
+    theirs = [_world_mon(dex, "heatran", ("magmastorm", "earthpower")),
+              _world_mon(dex, "blissey", ("seismictoss",))]  # fmt: skip
+    leaf = BattleState(sides=[SideState(mons=ours), SideState(mons=theirs)])
+    inner = _Recording()
+    rollout = RolloutEvaluator(model, inner, turns=1)
+    assert rollout.greedy(leaf, 0) == ("move", "earthquake", False)
+    assert rollout.evaluate([leaf]) == [0.5]
+    after = inner.seen[-1]
+    assert after is not leaf and leaf.sides[1].mons[0].hp == leaf.sides[1].mons[0].stats[0]
+    assert after.sides[1].mons[0].hp <= 0  # Heatran fell to the 4x Earthquake
+    # One Pokémon each, one of them already down: the playout ends at once.
+    done = BattleState(sides=[SideState(mons=ours), SideState(mons=theirs[:1])])
+    done.sides[1].mons[0].hp = 0.0
+    assert RolloutEvaluator(model, inner, turns=3).playout(done) is done
+    with pytest.raises(ValueError, match="turns"):
+        RolloutEvaluator(model, inner, turns=0)
