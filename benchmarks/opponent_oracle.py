@@ -12,6 +12,8 @@ the script reads the *opponent's* live battle object and hands the agent
   position as its one root state, the opponent's six Pokémon with their exact sets,
   stats, HP and Tera types, seen or not (what an agent with a perfect belief would
   search from; the opponent's choices stay hidden);
+* ``--oracle move``: for the MCTS: ``abyssal``'s actual choice this turn as the
+  opponent's only action at the root (its later choices are searched as usual);
 * ``--oracle none``: nothing (the same agent as ``pokegym compare`` plays).
 
 Every decision also counts how often ``predict=abyssal`` (the rules asked in the
@@ -94,17 +96,46 @@ def true_state(ours: AbstractBattle, theirs: AbstractBattle, dex: Any) -> Battle
     return state
 
 
+class _TheirMove:
+    """A game whose opponent plays ``move`` at the root states (when it is legal there)."""
+
+    def __init__(self, game: Any, roots: list[BattleState], move: Action):
+        self.game, self.model, self.sampler = game, game.model, game.sampler
+        self.roots, self.move = {id(s) for s in roots}, move
+
+    def actions(self, state: BattleState, side: int) -> list[Action]:
+        legal = self.game.actions(state, side)
+        if side == 1 and id(state) in self.roots and self.move in legal:
+            return [self.move]
+        return legal
+
+    def step(self, state: BattleState, a0: Action, a1: Action, rng: Any) -> BattleState:
+        return self.game.step(state, a0, a1, rng)
+
+    def terminal_value(self, state: BattleState) -> float | None:
+        return self.game.terminal_value(state)
+
+
 class ToldMCTS(MCTSPolicy):
-    """The MCTS ``distilled`` searching the true position (``--oracle state``)."""
+    """The MCTS ``distilled`` searching the true position (``--oracle state``) or told the
+    opponent's move (``--oracle move``)."""
+
+    oracle = "state"
 
     def __init__(self, **options: Any):
         super().__init__(**options)
         self.told_battle: AbstractBattle | None = None
+        self.told_reply: Action | None = None
 
     def root_states(self, battle: AbstractBattle, dex: Any) -> list[BattleState]:
-        if self.told_battle is None:
+        if self.oracle != "state" or self.told_battle is None:
             return super().root_states(battle, dex)
         return [true_state(battle, self.told_battle, dex)]
+
+    def search(self, states, ours, evaluator, game, favoured, started, root=None):
+        if self.oracle == "move" and self.told_reply is not None:
+            game = _TheirMove(game, list(states), self.told_reply)
+        return super().search(states, ours, evaluator, game, favoured, started, root)
 
 
 class OracleArena(Arena):
@@ -121,8 +152,12 @@ class OracleArena(Arena):
         for side in (0, 1):
             agent, other = slot.agents[side], 1 - side
             if isinstance(agent, ToldMCTS):
-                theirs = session.battles[other]
-                agent.told_battle = None if theirs.teampreview else theirs
+                ours, theirs = session.battles[side], session.battles[other]
+                agent.told_battle, agent.told_reply = None, None
+                if not theirs.teampreview:
+                    agent.told_battle = theirs
+                    if session.needs_choice(other):
+                        agent.told_reply = reply_action(self.rules.choose(theirs), ours)
                 continue
             if not isinstance(agent, ToldDistilled):
                 continue
@@ -142,7 +177,9 @@ class OracleArena(Arena):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--oracle", choices=("reply", "sets", "state", "none"), default="reply")
+    parser.add_argument(
+        "--oracle", choices=("reply", "sets", "state", "move", "none"), default="reply"
+    )
     parser.add_argument("--battles", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -153,7 +190,8 @@ def main() -> None:
     args = parser.parse_args()
 
     _, options = parse_agent_spec("distilled:" + args.agent if args.agent else "distilled")
-    if args.oracle == "state":  # the MCTS distilled, told the true position
+    if args.oracle in ("state", "move"):  # the MCTS distilled
+        ToldMCTS.oracle = args.oracle
         register_agent("distilled", lambda **kw: ToldMCTS(**{**DISTILLED_MCTS, **kw, **options}))
     else:  # the maximin distilled (search=maximin), told the reply or the sets
         ToldDistilled.oracle = args.oracle
