@@ -154,10 +154,14 @@ def main(argv: list[str] | None = None) -> int:
     from pokegym.vector import ShowdownVectorEnv
     from train.ppo import PPOConfig, make_model, make_vec_env
 
+    if args.n_envs < 1:
+        parser.error("--n-envs is the number of battles side by side (1 or more)")
+    # The training configuration's batch, or one rollout where fewer battles make less.
+    batch = min(PPOConfig.batch_size, PPOConfig.n_steps * args.n_envs)
     config = PPOConfig(
         steps=10**9, n_envs=args.n_envs, out="/tmp/pokegym-bench-train", curriculum="random@0",
         self_play=0.0, eval_every=0, checkpoint_every=0, final_eval=False, tensorboard=False,
-        verbose=0,
+        verbose=0, batch_size=batch,
     )  # fmt: skip
     torch.set_num_threads(config.torch_threads)
     print(
