@@ -570,10 +570,8 @@ class ProtocolTracker(ProtocolReader):
         if ability == "neutralizinggas":
             for other in self.sides.values():
                 other.unsure = True
-        for tag in m.tags:
-            source = to_id(tag.split(":")[-1]) if tag.startswith("[from]") else ""
-            if source in _ABILITY_CHANGERS:
-                side.unsure = True
+        if m.sources() & _ABILITY_CHANGERS:
+            side.unsure = True
 
     def _on_endability(self, m: Message) -> None:
         ident = pokemon_ident(m.args[0])
@@ -606,7 +604,7 @@ class ProtocolTracker(ProtocolReader):
         if len(m.args) < 2:
             return
         item = to_id(m.args[1])
-        sources = {to_id(t.split(":")[-1]) for t in m.tags if t.startswith("[from]")}
+        sources = m.sources()
         swap = bool(sources & _SWAP_SOURCES)
         if swap and sources & {"trick", "switcheroo"}:
             # The item came from the other active Pokémon: it was what that one held
