@@ -134,3 +134,30 @@ def test_the_scoring_benchmark_computes_only_the_options(tmp_path, benchmark_scr
     # The cached calls compute the options' later tokens only, never the prompt again.
     assert 0 < computed < sum(len(label) for label in script.LABELS)
     assert "-token cached prompt" in out
+
+
+def test_value_by_action_groups_searched_decisions_by_the_kind_played(benchmark_script):
+    """benchmarks/value_by_action.py: Tera moves are attacks, self-boosting status moves are
+    boosts, rows without a search value are left out, and each cell averages its rows."""
+    from pokegym.world.data import load_dex
+
+    script = benchmark_script("value_by_action")
+    dex = load_dex(9)
+    assert script.action_kind("move:earthquake:tera", dex) == "attack"
+    assert script.action_kind("move:swordsdance", dex) == "boost"
+    assert script.action_kind("move:stealthrock", dex) == "status"
+    assert script.action_kind("switch:2", dex) == "switch"
+    assert script.action_kind(None, dex) == "other"
+    rows = {
+        "agent": ["a", "a", "a", "a"],
+        "opponent": ["b", "b", "b", "b"],
+        "action_label": ["move:earthquake", "move:closecombat:tera", "switch:1", "switch:2"],
+        "search_value": [0.6, 0.8, 0.3, None],
+        "heuristic_value": [0.5, 0.7, 0.4, 0.9],
+        "outcome": [1.0, 0.0, 1.0, 0.0],
+    }
+    result = script.table(rows, dex)
+    assert set(result) == {("a", "b", "attack"), ("a", "b", "switch")}
+    n, value, heuristic, won = result[("a", "b", "attack")]
+    assert (n, won) == (2, 0.5) and value == pytest.approx(0.7) and heuristic == pytest.approx(0.6)
+    assert result[("a", "b", "switch")] == (1, 0.3, 0.4, 1.0)
