@@ -16,6 +16,7 @@ import contextlib
 import importlib.util
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -76,6 +77,7 @@ def benchmark_script() -> Callable[[str], ModuleType]:
         spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
         assert spec is not None and spec.loader is not None, f"no benchmarks/{name}.py"
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while it is executed
         spec.loader.exec_module(module)
         return module
 
