@@ -14,6 +14,8 @@ the script reads the *opponent's* live battle object and hands the agent
   search from; the opponent's choices stay hidden);
 * ``--oracle move``: for the MCTS: ``abyssal``'s actual choice this turn as the
   opponent's only action at the root (its later choices are searched as usual);
+* ``--oracle both``: for the MCTS: ``state`` and ``move`` together, everything the
+  opponent knows and the move it has chosen (the most an opponent model could give);
 * ``--oracle none``: nothing (the same agent as ``pokegym compare`` plays).
 
 Every decision also counts how often ``predict=abyssal`` (the rules asked in the
@@ -117,8 +119,8 @@ class _TheirMove:
 
 
 class ToldMCTS(MCTSPolicy):
-    """The MCTS ``distilled`` searching the true position (``--oracle state``) or told the
-    opponent's move (``--oracle move``)."""
+    """The MCTS ``distilled`` searching the true position (``--oracle state``), told the
+    opponent's move (``--oracle move``), or both (``--oracle both``)."""
 
     oracle = "state"
 
@@ -128,12 +130,12 @@ class ToldMCTS(MCTSPolicy):
         self.told_reply: Action | None = None
 
     def root_states(self, battle: AbstractBattle, dex: Any) -> list[BattleState]:
-        if self.oracle != "state" or self.told_battle is None:
+        if self.oracle not in ("state", "both") or self.told_battle is None:
             return super().root_states(battle, dex)
         return [true_state(battle, self.told_battle, dex)]
 
     def search(self, states, ours, evaluator, game, favoured, started, root=None):
-        if self.oracle == "move" and self.told_reply is not None:
+        if self.oracle in ("move", "both") and self.told_reply is not None:
             game = _TheirMove(game, list(states), self.told_reply)
         return super().search(states, ours, evaluator, game, favoured, started, root)
 
@@ -178,7 +180,7 @@ class OracleArena(Arena):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--oracle", choices=("reply", "sets", "state", "move", "none"), default="reply"
+        "--oracle", choices=("reply", "sets", "state", "move", "both", "none"), default="reply"
     )
     parser.add_argument("--battles", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
@@ -190,7 +192,7 @@ def main() -> None:
     args = parser.parse_args()
 
     _, options = parse_agent_spec("distilled:" + args.agent if args.agent else "distilled")
-    if args.oracle in ("state", "move"):  # the MCTS distilled
+    if args.oracle in ("state", "move", "both"):  # the MCTS distilled
         ToldMCTS.oracle = args.oracle
         register_agent("distilled", lambda **kw: ToldMCTS(**{**DISTILLED_MCTS, **kw, **options}))
     else:  # the maximin distilled (search=maximin), told the reply or the sets

@@ -159,7 +159,7 @@ def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "paired with" in done.stdout and "on 2 battles" in done.stdout
-    for oracle in ("state", "move"):  # the MCTS, told the true position / abyssal's move
+    for oracle in ("state", "move", "both"):  # the MCTS: the true position / abyssal's move
         done = subprocess.run([*run, "--oracle", oracle, "--agent", "iterations=30",
                                "--no-clock", "--paired", str(first)],
                               capture_output=True, text=True, timeout=600)  # fmt: skip
