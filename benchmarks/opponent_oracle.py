@@ -53,7 +53,7 @@ from policies.abyssal import AbyssalPolicy
 from policies.distilled import DISTILLED_MCTS, DistilledPolicy
 from policies.mcts_agent import MCTSPolicy
 from policies.minimax import decision_state
-from policies.opponent_view import RuleReplyModel, reply_action
+from policies.opponent_view import RuleReplyModel, order_action, reply_action
 
 
 def true_sets(theirs: AbstractBattle) -> dict[str, PokemonSet]:
@@ -99,11 +99,19 @@ def true_state(ours: AbstractBattle, theirs: AbstractBattle, dex: Any) -> Battle
 
 
 class _TheirMove:
-    """A game whose opponent plays ``move`` at the root states (when it is legal there)."""
+    """A game whose opponent plays ``move`` at the root states (when it is legal there).
+
+    ``roots`` counts, over the run, the root states searched and those where the move told
+    was legal (a guessed position may lack the Pokémon switched to or the move used)."""
+
+    roots_seen: Counter[str] = Counter()
 
     def __init__(self, game: Any, roots: list[BattleState], move: Action):
         self.game, self.model, self.sampler = game, game.model, game.sampler
         self.roots, self.move = {id(s) for s in roots}, move
+        for state in roots:
+            self.roots_seen["roots"] += 1
+            self.roots_seen["legal"] += move in game.actions(state, 1)
 
     def actions(self, state: BattleState, side: int) -> list[Action]:
         legal = self.game.actions(state, side)
@@ -159,7 +167,14 @@ class OracleArena(Arena):
                 if not theirs.teampreview:
                     agent.told_battle = theirs
                     if session.needs_choice(other):
-                        agent.told_reply = reply_action(self.rules.choose(theirs), ours)
+                        order = self.rules.choose(theirs)
+                        # a switch names its Pokémon by its place on the side searched: the
+                        # opponent's whole team in the true position, the ones seen otherwise
+                        agent.told_reply = (
+                            order_action(order, list(theirs.team.values()))
+                            if ToldMCTS.oracle == "both"
+                            else reply_action(order, ours)
+                        )
                 continue
             if not isinstance(agent, ToldDistilled):
                 continue
@@ -217,6 +232,10 @@ def main() -> None:
     if decisions:
         print(f"predict=abyssal named the opponent's move or switch in {same} of "
               f"{decisions} decisions ({100 * same / decisions:.0f} %)")  # fmt: skip
+    told = _TheirMove.roots_seen
+    if told["roots"]:
+        print(f"the move told was legal in {told['legal']} of the {told['roots']} root "
+              f"positions searched ({100 * told['legal'] / told['roots']:.0f} %)")  # fmt: skip
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({str(k): v for k, v in sorted(won.items())}))

@@ -3,6 +3,7 @@ checked against what the rules actually played on the other side of the same bat
 
 from __future__ import annotations
 
+import re
 import pytest
 
 from pokegym.actions import ActionCodec
@@ -165,6 +166,12 @@ def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
                               capture_output=True, text=True, timeout=600)  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         assert f"oracle {oracle} iterations=30" in done.stdout and "on 2 battles" in done.stdout
+        told = re.search(r"the move told was legal in (\d+) of the (\d+) root", done.stdout)
+        if oracle == "state":
+            assert told is None
+        else:  # in the true position every move and switch told is legal at the root
+            assert told is not None and 0 < int(told[1]) <= int(told[2])
+            assert oracle == "move" or told[1] == told[2], done.stdout
 
 
 def test_the_true_position_holds_the_opponents_whole_team(benchmark_script):
