@@ -4,6 +4,7 @@ checked against what the rules actually played on the other side of the same bat
 from __future__ import annotations
 
 import re
+
 import pytest
 
 from pokegym.actions import ActionCodec
