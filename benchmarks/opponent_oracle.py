@@ -18,6 +18,10 @@ the script reads the *opponent's* live battle object and hands the agent
   opponent knows and the move it has chosen (the most an opponent model could give);
 * ``--oracle none``: nothing (the same agent as ``pokegym compare`` plays).
 
+``--opponent simple_heuristics`` plays poke-env's ``SimpleHeuristicsPlayer`` instead of
+``abyssal``; the move told is then its choice, asked of a second instance in its chair
+(it is deterministic but for exact ties).
+
 Every decision also counts how often ``predict=abyssal`` (the rules asked in the
 opponent's chair, :mod:`policies.opponent_view`) names the same move or switch as the
 opponent then plays. The agent plays under the name ``distilled`` and the battles are
@@ -50,6 +54,7 @@ from pokegym.world.sets import PokemonSet
 from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action
 from policies.abyssal import AbyssalPolicy
+from policies.baselines import SimpleHeuristicsPolicy
 from policies.distilled import DISTILLED_MCTS, DistilledPolicy
 from policies.mcts_agent import MCTSPolicy
 from policies.minimax import decision_state
@@ -151,9 +156,12 @@ class ToldMCTS(MCTSPolicy):
 class OracleArena(Arena):
     """An arena that shows each told agent its opponent's side before it decides."""
 
-    def __init__(self, config: ArenaConfig):
+    def __init__(self, config: ArenaConfig, opponent: str = "abyssal"):
         super().__init__(config)
-        self.rules = AbyssalPolicy(0)
+        # the opponent's rules, asked in its chair: its move of the turn, as it will play it
+        self.rules = (
+            SimpleHeuristicsPolicy(0) if opponent == "simple_heuristics" else AbyssalPolicy(0)
+        )
         self.prediction = RuleReplyModel(AbyssalPolicy(0))
         self.agreement: Counter[str] = Counter()
 
@@ -197,6 +205,12 @@ def main() -> None:
     parser.add_argument(
         "--oracle", choices=("reply", "sets", "state", "move", "both", "none"), default="reply"
     )
+    parser.add_argument(
+        "--opponent",
+        choices=("abyssal", "simple_heuristics"),
+        default="abyssal",
+        help="the opponent played, whose move the oracles tell",
+    )
     parser.add_argument("--battles", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -215,10 +229,10 @@ def main() -> None:
         register_agent("distilled", lambda **kw: ToldDistilled(**{**kw, **options}))
     # The agent plays under the name "distilled", as in `pokegym compare --agents
     # "distilled:...",abyssal`: its battles get the same seeds there (they follow the names).
-    config = ArenaConfig(agents=["distilled", "abyssal"], battles_per_pair=args.battles,
+    config = ArenaConfig(agents=["distilled", args.opponent], battles_per_pair=args.battles,
                          seed=args.seed, concurrency=args.concurrency,
                          clock_bank=None if args.no_clock else 150.0)  # fmt: skip
-    arena = OracleArena(config)
+    arena = OracleArena(config, args.opponent)
     started = time.perf_counter()
     result = arena.run()
     won = {record.index: record.winner == "distilled" for record in result.battles}
