@@ -173,6 +173,13 @@ def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
         else:  # in the true position every move and switch told is legal at the root
             assert told is not None and 0 < int(told[1]) <= int(told[2])
             assert oracle == "move" or told[1] == told[2], done.stdout
+    # against poke-env's SimpleHeuristicsPlayer: its own move told, from its chair
+    done = subprocess.run([*run, "--oracle", "both", "--opponent", "simple_heuristics",
+                           "--agent", "iterations=30", "--no-clock"],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    told = re.search(r"the move told was legal in (\d+) of the (\d+) root", done.stdout)
+    assert told is not None and 0 < int(told[1]) == int(told[2]), done.stdout
 
 
 def test_the_true_position_holds_the_opponents_whole_team(benchmark_script):
