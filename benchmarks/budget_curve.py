@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paired import _battles, mcnemar_exact, newcombe_paired
+from paired import _battles, mcnemar_exact, newcombe_paired, paired_counts
 
 from pokegym.stats import percentile, wilson_interval
 
@@ -97,16 +97,12 @@ def table(points: list[BudgetPoint], reference: BudgetPoint) -> str:
         if point is reference:
             row += " – | – | – |"
         else:
-            shared = sorted(set(point.outcomes) & set(reference.outcomes))
-            ref, var = reference.outcomes, point.outcomes
-            a = sum(1 for k in shared if ref[k] == 1.0 and var[k] == 1.0)
-            b = sum(1 for k in shared if ref[k] == 1.0 and var[k] != 1.0)
-            c = sum(1 for k in shared if ref[k] != 1.0 and var[k] == 1.0)
-            d = len(shared) - a - b - c
+            a, b, c, d = paired_counts(reference.outcomes, point.outcomes)
+            shared = a + b + c + d
             low_d, high_d = newcombe_paired(a, c, b, d)  # this budget minus the reference
             row += (
-                f" {b} / {c} (n = {len(shared)}) | {mcnemar_exact(b, c):.3f} | "
-                f"{100 * (c - b) / max(len(shared), 1):+.1f} "
+                f" {b} / {c} (n = {shared}) | {mcnemar_exact(b, c):.3f} | "
+                f"{100 * (c - b) / max(shared, 1):+.1f} "
                 f"[{100 * low_d:+.1f}, {100 * high_d:+.1f}] |"
             )
         lines.append(row)

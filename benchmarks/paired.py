@@ -99,6 +99,16 @@ def newcombe_paired(a: int, b: int, c: int, d: int, z: float = 1.959964) -> tupl
     return max(-1.0, low), min(1.0, high)
 
 
+def paired_counts(reference: Outcomes, variant: Outcomes) -> tuple[int, int, int, int]:
+    """On the battles both played: won by both, by the reference only, by the variant only,
+    by neither (a tie counts as not won)."""
+    shared = set(reference) & set(variant)
+    a = sum(1 for k in shared if reference[k] == 1.0 and variant[k] == 1.0)
+    b = sum(1 for k in shared if reference[k] == 1.0 and variant[k] != 1.0)
+    c = sum(1 for k in shared if reference[k] != 1.0 and variant[k] == 1.0)
+    return a, b, c, len(shared) - a - b - c
+
+
 def table(variants: dict[str, Outcomes]) -> str:
     names = list(variants)
     reference = variants[names[0]]
@@ -115,14 +125,11 @@ def table(variants: dict[str, Outcomes]) -> str:
         if name == names[0]:
             row += " – | – | – |"
         else:
-            shared = sorted(set(outcomes) & set(reference))
-            a = sum(1 for k in shared if reference[k] == 1.0 and outcomes[k] == 1.0)
-            b = sum(1 for k in shared if reference[k] == 1.0 and outcomes[k] != 1.0)
-            c = sum(1 for k in shared if reference[k] != 1.0 and outcomes[k] == 1.0)
-            d = len(shared) - a - b - c
+            a, b, c, d = paired_counts(reference, outcomes)
+            n_shared = a + b + c + d
             low_d, high_d = newcombe_paired(a, c, b, d)  # variant minus reference
-            row += (f" {b} / {c} (n = {len(shared)}) | {mcnemar_exact(b, c):.3f} | "
-                    f"{100 * (c - b) / max(len(shared), 1):+.1f} [{100 * low_d:+.1f}, "
+            row += (f" {b} / {c} (n = {n_shared}) | {mcnemar_exact(b, c):.3f} | "
+                    f"{100 * (c - b) / max(n_shared, 1):+.1f} [{100 * low_d:+.1f}, "
                     f"{100 * high_d:+.1f}] |")  # fmt: skip
         lines.append(row)
     return "\n".join(lines)
