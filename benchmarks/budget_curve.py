@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paired import _battles, mcnemar_exact, newcombe_paired, paired_counts
+from paired import _battles, load_outcomes, mcnemar_exact, newcombe_paired, paired_counts
 
 from pokegym.stats import percentile, wilson_interval
 
@@ -49,19 +49,19 @@ class BudgetPoint:
 
 
 def load_point(budget: float, paths: list[Path], agent: str) -> BudgetPoint:
-    outcomes: dict[int, float] = {}
-    latencies: list[float] = []
-    for path in paths:
-        for battle in _battles(path):
-            if agent not in battle["pair"]:
-                continue
-            winner = battle.get("winner")
-            outcomes[int(battle["seed"])] = 0.5 if winner is None else float(winner == agent)
-            record = (battle.get("agents") or {}).get(agent) or {}
-            latencies.extend(float(x) for x in record.get("latencies", ()))
+    """The battles of ``agent`` in the given folders or files; a battle seed found twice
+    (a run resumed into two folders) counts once, its last record, as in :mod:`paired`."""
+    outcomes = load_outcomes(paths, agent)
     if not outcomes:
         raise SystemExit(f"no battles of {agent!r} in {', '.join(map(str, paths))}")
-    return BudgetPoint(budget, outcomes, tuple(latencies))
+    by_seed: dict[int, list[float]] = {}
+    for path in paths:
+        for battle in _battles(path):
+            record = (battle.get("agents") or {}).get(agent)
+            if agent in battle["pair"] and record:
+                by_seed[int(battle["seed"])] = [float(x) for x in record.get("latencies", ())]
+    latencies = tuple(x for seed in outcomes for x in by_seed.get(seed, ()))
+    return BudgetPoint(budget, outcomes, latencies)
 
 
 def parse_point(text: str) -> tuple[float, list[Path]]:
