@@ -27,7 +27,9 @@ opponent's chair, :mod:`policies.opponent_view`) names the same move or switch a
 opponent then plays. The agent plays under the name ``distilled`` and the battles are
 seeded like ``pokegym compare --agents distilled,abyssal --seed S``, so battle ``k``
 has the same teams and seeds as there; ``--paired FILE`` compares with an earlier run's
-per-battle results (exact McNemar test on the battles won by one run only).
+per-battle results (exact McNemar test on the battles won by one run only), and
+``--journal DIR`` keeps the battles as ``pokegym compare --out DIR`` does, so that
+``benchmarks/paired.py`` pairs them with compare runs by battle seed (Newcombe's interval).
 
     python benchmarks/opponent_oracle.py --oracle reply --battles 200 --seed 11 \\
         --out runs/oracle/reply.json [--paired runs/oracle/none.json] [--agent anchor_margin=0]
@@ -46,6 +48,7 @@ from poke_env.battle import AbstractBattle
 
 from pokegym.agents import parse_agent_spec, register_agent
 from pokegym.arena import Arena, ArenaConfig
+from pokegym.journal import JOURNAL_NAME, BattleJournal
 from pokegym.ratings import binomial_test
 from pokegym.stats import wilson_interval
 from pokegym.world.data import to_id
@@ -106,8 +109,8 @@ def true_state(ours: AbstractBattle, theirs: AbstractBattle, dex: Any) -> Battle
 class _TheirMove:
     """A game whose opponent plays ``move`` at the root states (when it is legal there).
 
-    ``roots`` counts, over the run, the root states searched and those where the move told
-    was legal (a guessed position may lack the Pokémon switched to or the move used)."""
+    ``roots_seen`` counts, over the run, the root states searched and those where the move
+    told was legal (a guessed position may lack the Pokémon switched to or the move used)."""
 
     roots_seen: Counter[str] = Counter()
 
@@ -180,7 +183,7 @@ class OracleArena(Arena):
                         # opponent's whole team in the true position, the ones seen otherwise
                         agent.told_reply = (
                             order_action(order, list(theirs.team.values()))
-                            if ToldMCTS.oracle == "both"
+                            if agent.oracle == "both"
                             else reply_action(order, ours)
                         )
                 continue
@@ -218,6 +221,12 @@ def main() -> None:
     parser.add_argument("--no-clock", action="store_true", help="no battle clock (as compare)")
     parser.add_argument("--out", type=Path, help="per-battle results (JSON)")
     parser.add_argument("--paired", type=Path, help="an earlier --out to compare with")
+    parser.add_argument(
+        "--journal",
+        type=Path,
+        help="folder for the battles as `pokegym compare --out` keeps them (battles.jsonl: "
+        "benchmarks/paired.py pairs it with compare runs by battle seed)",
+    )
     args = parser.parse_args()
 
     _, options = parse_agent_spec("distilled:" + args.agent if args.agent else "distilled")
@@ -234,7 +243,23 @@ def main() -> None:
                          clock_bank=None if args.no_clock else 150.0)  # fmt: skip
     arena = OracleArena(config, args.opponent)
     started = time.perf_counter()
-    result = arena.run()
+    if args.journal is None:
+        result = arena.run()
+    else:  # the compare journal: benchmarks/paired.py pairs it by battle seed; resumable
+        args.journal.mkdir(parents=True, exist_ok=True)
+        told, marker = {"oracle": args.oracle, "agent": args.agent}, args.journal / "oracle.json"
+        if marker.exists() and json.loads(marker.read_text()) != told:  # resumed only as itself
+            arena.close()
+            raise SystemExit(f"{args.journal} holds battles of {marker.read_text()}, not of "
+                             f"{json.dumps(told)}: give another --journal folder")  # fmt: skip
+        marker.write_text(json.dumps(told))
+        try:
+            journal = BattleJournal(args.journal / JOURNAL_NAME, arena.identity())
+        except BaseException:
+            arena.close()
+            raise
+        with journal:
+            result = arena.run(journal=journal)
     won = {record.index: record.winner == "distilled" for record in result.battles}
     wins = sum(won.values())
     low, high = wilson_interval(wins, len(won))

@@ -173,13 +173,29 @@ def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
         else:  # in the true position every move and switch told is legal at the root
             assert told is not None and 0 < int(told[1]) <= int(told[2])
             assert oracle == "move" or told[1] == told[2], done.stdout
-    # against poke-env's SimpleHeuristicsPlayer: its own move told, from its chair
-    done = subprocess.run([*run, "--oracle", "both", "--opponent", "simple_heuristics",
-                           "--agent", "iterations=30", "--no-clock"],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    # against poke-env's SimpleHeuristicsPlayer: its own move told, from its chair; the
+    # battles kept as a compare journal, which paired.py reads, and resumed only as themselves
+    journal = tmp_path / "both_sh"
+    told_sh = [*run, "--oracle", "both", "--opponent", "simple_heuristics", "--agent",
+               "iterations=30", "--no-clock", "--journal", str(journal)]  # fmt: skip
+    done = subprocess.run(told_sh, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     told = re.search(r"the move told was legal in (\d+) of the (\d+) root", done.stdout)
     assert told is not None and 0 < int(told[1]) == int(told[2]), done.stdout
+    lines = [json.loads(x) for x in (journal / "battles.jsonl").read_text().splitlines()]
+    battles = [x for x in lines if "pair" in x]
+    assert sorted(b["index"] for b in battles) == [0, 1]
+    assert all(b["pair"] == ["distilled", "simple_heuristics"] for b in battles)
+    paired = Path(__file__).resolve().parents[1] / "benchmarks" / "paired.py"
+    table = subprocess.run([sys.executable, str(paired), "--agent", "distilled", "--names",
+                            "first,second", str(journal), str(journal)],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert table.returncode == 0 and "0 / 0 (n = 2)" in table.stdout, table.stderr
+    again = subprocess.run(told_sh, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "over 2 battles" in again.stdout  # resumed: nothing new
+    other = [*told_sh[: told_sh.index("both")], "move", *told_sh[told_sh.index("both") + 1 :]]
+    refused = subprocess.run(other, capture_output=True, text=True, timeout=600)
+    assert refused.returncode != 0 and "give another --journal folder" in refused.stderr
 
 
 def test_the_true_position_holds_the_opponents_whole_team(benchmark_script):
