@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -203,12 +202,16 @@ def test_a_team_file_and_replays_travel_with_the_workers(local_ray, tmp_path):
 
 
 class KillWorker:
-    """An event hook that SIGKILLs the worker a battle was handed to, shortly after it starts
-    (while it plays), for the battles of ``index``, ``times`` times. Remembers every
-    worker's process and its simulator."""
+    """An event hook that SIGKILLs the worker a battle was handed to, at once, for the
+    battles of ``index``, ``times`` times. Remembers every worker's process and its
+    simulator.
 
-    def __init__(self, index: int, times: int = 1, delay: float = 0.05):
-        self.index, self.times, self.delay = index, times, delay
+    The kill is sent in the hook itself, before the driver goes on: the battle cannot end
+    before it, however fast the machine. (A kill sent a moment later lost that race on a
+    fast machine: the battle was over, and the kill hit the next one.)"""
+
+    def __init__(self, index: int, times: int = 1):
+        self.index, self.times = index, times
         self.killed: list[int] = []
         self.seen: set[int] = set()
 
@@ -217,7 +220,7 @@ class KillWorker:
         self.seen |= children(worker.pid)
         if kind == "started" and task[1] == self.index and len(self.killed) < self.times:
             self.killed.append(worker.pid)
-            threading.Timer(self.delay, os.kill, (worker.pid, signal.SIGKILL)).start()
+            os.kill(worker.pid, signal.SIGKILL)
 
 
 @pytest.mark.slow
