@@ -102,7 +102,7 @@ class AnchoredPrior:
 
     def __init__(
         self,
-        base: HeuristicPrior | None,
+        base: Any,
         roots: Sequence[BattleState],
         favoured: Action | None,
         share: float,
@@ -192,6 +192,12 @@ class MCTSOptions:
     """The share of a uniform prior mixed into the opponent's prior at every node
     (:class:`AnchoredPrior`), in [0, 1): more of the search spent on the opponent's
     switches and status moves."""
+    opponent_model: str = "none"
+    """The opponent's prior at every node: ``none`` (the base prior: the damage prior, or
+    uniform), ``default`` (the fitted model shipped,
+    :data:`~policies.opponent_model.DEFAULT_MODEL`) or the path of a model fitted with
+    ``pokegym train opponent`` (:class:`~policies.opponent_model.OpponentPrior`: a
+    conditional logit over what opponents were seen to play)."""
     switch_gain: float = 0.0
     """With a heuristic prior: the prior's bonus for switching a threatened Pokémon out
     to one that takes the threat better (:class:`HeuristicPrior`), for both sides."""
@@ -297,6 +303,12 @@ class MCTSPolicy(Policy):
             self.llm = ModelHandle(o.model)
             self._prompter = BattlePrompter(layout=o.prompt_layout)
         self._report: dict[str, Any] | None = None
+        self.opponent_model: Any = None
+        if o.opponent_model != "none":
+            from policies.opponent_model import DEFAULT_MODEL, load_opponent_model
+
+            path = DEFAULT_MODEL if o.opponent_model == "default" else o.opponent_model
+            self.opponent_model = load_opponent_model(path)
         self._anchor = None
         if anchor == "abyssal":
             from policies.abyssal import AbyssalPolicy
@@ -411,9 +423,13 @@ class MCTSPolicy(Policy):
         """The root statistics of one tree per state, our root actions fixed to ``ours``
         (``root``: a prior over them that replaces the base prior at the root)."""
         game = _RootActions(game, states, ours)
-        base = None
+        base: Any = None
         if self.prior_name != "none":
             base = HeuristicPrior(game.game.model, switch_gain=self.options.switch_gain)
+        if self.opponent_model is not None:
+            from policies.opponent_model import OpponentPrior
+
+            base = OpponentPrior(game.game.model, self.opponent_model, base)
         prior = None
         if base is not None or favoured is not None:
             prior = AnchoredPrior(base, states, favoured, self.anchor_share, root,

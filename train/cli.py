@@ -6,14 +6,17 @@ import importlib
 import sys
 
 # method -> module with ``main(argv) -> int``
-METHODS = {"ppo": "train.ppo"}
+METHODS = {"ppo": "train.ppo", "opponent": "train.opponent_model"}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         usage = "usage: pokegym train {" + ",".join(METHODS) + "} [options]\n\n"
-        print(usage + "  ppo   MaskablePPO on the env: curriculum, self-play, arena evaluation")
+        print(
+            usage + "  ppo        MaskablePPO on the env: curriculum, self-play, arena evaluation\n"
+            "  opponent   the search's opponent model: collect decisions, fit the model"
+        )
         return 0 if args else 2
     method, rest = args[0], args[1:]
     if method not in METHODS:
