@@ -6,7 +6,8 @@ strongest attack, where real opponents also switch out of bad matchups, set haza
 set up and spread status. :class:`OpponentPrior` scores each legal action of a side by a
 weighted sum of a few features of the position that players of the game weigh (the share
 of the target's HP an attack takes, whether it knocks out, a threatened Pokémon's way out,
-a hazard not yet laid, HP missing for a recovery move, ...; :data:`FEATURES`) and turns the
+a hazard not yet laid, HP missing for a recovery move, ...;
+:data:`~pokegym.world.action_features.FEATURES`) and turns the
 scores into probabilities with a softmax over the legal actions: a *conditional logit*,
 the multinomial model of discrete choice.
 
@@ -15,7 +16,7 @@ The weights are fitted by maximum likelihood on what opponents actually played
 an opponent, seen from the other chair (the position as its player's belief guesses it,
 the opponent's legal actions there, and the one it chose). Few weights, so a few thousand
 decisions fit them, and the model reads: a weight says how much an opponent cares for one
-thing. A model is a JSON file (:func:`load_opponent_prior`); the one shipped in
+thing. A model is a JSON file (:func:`load_opponent_model`); the one shipped in
 ``policies/checkpoints/opponent-prior.json`` was fitted on the play of several agents (its
 ``provenance`` names them).
 """
@@ -29,159 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pokegym.world.action_prior import HeuristicPrior
-from pokegym.world.state import BattleState, MonState
+from pokegym.world.action_features import FEATURES, ActionFeatures
+from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 
 DEFAULT_MODEL = Path(__file__).parent / "checkpoints" / "opponent-prior.json"
 
-FEATURES = (
-    "attack_damage",  # share of the target's HP the attack takes (expected, misses counted)
-    "attack_ko",  # the chance the attack knocks the target out (it hits, and does enough)
-    "strongest_attack",  # the attack takes the largest share of all the user's attacks
-    "priority_ko",  # a priority attack that knocks out
-    "status_move",  # a move that does no damage
-    "setup",  # a status move that raises the user's own stats
-    "setup_in_danger",  # setup × the share of HP the foe's best attack takes now
-    "hazard",  # a hazard the foe's side does not have yet (or more Spikes layers)
-    "hazard_laid",  # a hazard already laid in full on the foe's side
-    "hazard_removal",  # Rapid Spin, Defog, ... with hazards on the user's side
-    "recovery",  # a healing move × the share of the user's HP missing
-    "recovery_at_full",  # a healing move at (almost) full HP
-    "inflict_status",  # a major status (burn, poison, paralysis, sleep) on a healthy target
-    "status_redundant",  # such a move against a target that already has a status
-    "protect",  # Protect and its kin
-    "pivot",  # U-turn, Volt Switch, Flip Turn, Parting Shot, ...
-    "switch",  # a switch
-    "switch_danger",  # a switch × the share of HP the foe's best attack takes from the active
-    "switch_relief",  # switch_danger × how much weaker the foe's attacks are on the incoming
-    "switch_incoming_hp",  # a switch × the incoming Pokémon's share of HP left
-    "switch_active_hp",  # a switch × the active Pokémon's share of HP left
-    "tera",  # the move with Terastallization
-)
-
-HAZARDS = {"stealthrock": 1, "spikes": 3, "toxicspikes": 2, "stickyweb": 1}
-"""Hazards by move id, with the most layers the side can hold."""
-REMOVAL = frozenset({"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"})
-PROTECTS = frozenset({"protect", "detect", "kingsshield", "spikyshield", "banefulbunker",
-                      "silktrap", "burningbulwark", "obstruct", "maxguard"})  # fmt: skip
-PIVOTS = frozenset({"uturn", "voltswitch", "flipturn", "partingshot", "teleport", "shedtail",
-                    "chillyreception", "batonpass"})  # fmt: skip
-HEALING = frozenset({"rest", "moonlight", "morningsun", "synthesis", "shoreup", "wish",
-                     "strengthsap", "lifedew", "junglehealing"})  # fmt: skip
-MAJOR_STATUS = frozenset({"brn", "par", "psn", "tox", "slp"})
-
 
 class OpponentPriorError(ValueError):
     """A model file that cannot be read as an opponent prior."""
-
-
-def _hp_share(mon: MonState) -> float:
-    return min(1.0, mon.hp_fraction)
-
-
-def _layers(state: BattleState, side: int, hazard: str) -> int:
-    team = state.sides[side]
-    return {
-        "stealthrock": int(team.stealth_rock),
-        "spikes": team.spikes,
-        "toxicspikes": team.toxic_spikes,
-        "stickyweb": int(team.sticky_web),
-    }[hazard]
-
-
-class OpponentFeatures:
-    """The :data:`FEATURES` of each legal action of a side in a world-model state."""
-
-    def __init__(self, model: TransitionModel):
-        self.model = model
-        self._damage = HeuristicPrior(model)  # its danger and relief (and their cache)
-
-    def features(
-        self, state: BattleState, side: int, actions: Sequence[Action]
-    ) -> list[list[float]]:
-        model = self.model
-        user = state.sides[side].active_mon
-        target = state.sides[1 - side].active_mon
-        foe = 1 - side
-        damage: dict[str, tuple[float, float]] = {}
-        best = 0.0
-        if user.hp > 0 and target.hp > 0 and any(a[0] == "move" for a in actions):
-            for move, result, hit in model.attacks(state, side):
-                if result is None:
-                    continue
-                share = min(1.0, result.expected * hit / max(1.0, target.hp))
-                ko = hit if result.expected >= target.hp else 0.0
-                damage[move] = (share, ko)
-                best = max(best, share)
-        danger = 0.0
-        if user.hp > 0 and target.hp > 0:
-            danger = self._damage.danger(state, side)
-        user_hp = _hp_share(user)
-        own_hazards = any(_layers(state, side, h) for h in HAZARDS)
-        rows = []
-        for kind, arg, tera in actions:
-            row = [0.0] * len(FEATURES)
-            if kind == "move":
-                self._move(row, str(arg), damage, best, danger, user_hp, own_hazards,
-                           state, foe, target)  # fmt: skip
-                row[21] = float(bool(tera))
-            elif kind == "switch":
-                incoming = state.sides[side].mons[int(arg)]
-                row[16] = 1.0
-                row[17] = danger
-                if danger > 0:
-                    row[18] = danger * self._damage.relief(target, user, incoming)
-                row[19] = _hp_share(incoming)
-                row[20] = user_hp
-            rows.append(row)
-        return rows
-
-    def _move(
-        self,
-        row: list[float],
-        move: str,
-        damage: dict[str, tuple[float, float]],
-        best: float,
-        danger: float,
-        user_hp: float,
-        own_hazards: bool,
-        state: BattleState,
-        foe: int,
-        target: MonState,
-    ) -> None:
-        found = damage.get(move)
-        if found is not None:
-            share, ko = found
-            row[0], row[1] = share, ko
-            row[2] = float(share > 0 and share >= best - 1e-9)
-            info = self.model.move_info(move)
-            if info is not None and info.priority > 0:
-                row[3] = ko
-            if move in PIVOTS:
-                row[15] = 1.0
-            return
-        info = self.model.move_info(move)
-        row[4] = 1.0
-        if info is None:
-            return
-        boosts = info.boosts if info.target_self else None
-        if boosts and any(v > 0 for v in boosts.values()):
-            row[5], row[6] = 1.0, danger
-        if move in HAZARDS:
-            full = _layers(state, foe, move) >= HAZARDS[move]
-            row[8 if full else 7] = 1.0
-        if move in REMOVAL and own_hazards:
-            row[9] = 1.0
-        if info.heal or move in HEALING:
-            row[10] = 1.0 - user_hp
-            row[11] = float(user_hp >= 0.95)
-        if info.status in MAJOR_STATUS:
-            row[13 if target.status else 12] = 1.0
-        if move in PROTECTS:
-            row[14] = 1.0
-        if move in PIVOTS:
-            row[15] = 1.0
 
 
 @dataclass(frozen=True)
@@ -233,15 +90,13 @@ class OpponentPrior:
         base: Any | None = None,
         sides: tuple[int, ...] = (1,),
     ):
-        self.features = OpponentFeatures(model)
+        self.features = ActionFeatures(model)
         self.weights = fitted.weights
         self.base = base
         self.sides = sides
 
     def scores(self, state: BattleState, side: int, actions: Sequence[Action]) -> list[float]:
-        weights = self.weights
-        return [sum(w * x for w, x in zip(weights, row, strict=True))
-                for row in self.features.features(state, side, actions)]  # fmt: skip
+        return self.features.scores(state, side, actions, self.weights)
 
     def prior(self, state: BattleState, side: int, actions: list[Action]) -> list[float]:
         n = len(actions)
@@ -259,5 +114,5 @@ def softmax(scores: Sequence[float]) -> list[float]:
     return [w / total for w in weights]
 
 
-__all__ = ["DEFAULT_MODEL", "FEATURES", "OpponentFeatures", "OpponentModel", "OpponentPrior",
+__all__ = ["DEFAULT_MODEL", "FEATURES", "ActionFeatures", "OpponentModel", "OpponentPrior",
            "OpponentPriorError", "load_opponent_model", "softmax"]  # fmt: skip

@@ -15,7 +15,7 @@ from pokegym.world.transition import TransitionModel
 from policies.opponent_model import (
     DEFAULT_MODEL,
     FEATURES,
-    OpponentFeatures,
+    ActionFeatures,
     OpponentModel,
     OpponentPrior,
     OpponentPriorError,
@@ -63,7 +63,7 @@ def named(row):
 
 
 def test_each_action_gets_the_features_a_player_weighs(model):
-    rows = OpponentFeatures(model).features(position(model, garchomp_hp=0.5), 1, ACTIONS)
+    rows = ActionFeatures(model).features(position(model, garchomp_hp=0.5), 1, ACTIONS)
     quake, claw, rocks, dance, recover, wisp, protect, blissey, corv, tera = map(named, rows)
     # Earthquake: 4x on Heatran, a knock-out, the strongest attack; Dragon Claw less.
     assert quake["attack_ko"] == pytest.approx(1.0) and quake["strongest_attack"] == 1.0
@@ -80,7 +80,7 @@ def test_each_action_gets_the_features_a_player_weighs(model):
     assert blissey["switch_active_hp"] == pytest.approx(0.5)
     assert tera["tera"] == 1.0 and tera["attack_ko"] == quake["attack_ko"]
     # What the position changes: rocks laid, full HP, a target already burned.
-    rows = OpponentFeatures(model).features(position(model, 1.0, True, "brn"), 1, ACTIONS)
+    rows = ActionFeatures(model).features(position(model, 1.0, True, "brn"), 1, ACTIONS)
     _, _, rocks, _, recover, wisp, *_ = map(named, rows)
     assert rocks == {"status_move": 1.0, "hazard_laid": 1.0}
     assert recover == {"status_move": 1.0, "recovery_at_full": 1.0}

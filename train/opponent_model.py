@@ -40,7 +40,7 @@ from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.data import load_dex
 from pokegym.world.transition import TransitionModel
 from policies.minimax import decision_state
-from policies.opponent_model import FEATURES, OpponentFeatures, OpponentModel, softmax
+from policies.opponent_model import FEATURES, ActionFeatures, OpponentModel, softmax
 from policies.opponent_view import reply_action
 from policies.search import legal_actions
 
@@ -52,13 +52,13 @@ class DecisionRecorder(Arena):
         super().__init__(config)
         self.out = out
         self.counts: Counter[str] = Counter()
-        self._roles: dict[int, tuple[TransitionModel, OpponentFeatures, HeuristicPrior]] = {}
+        self._roles: dict[int, tuple[TransitionModel, ActionFeatures, HeuristicPrior]] = {}
 
-    def _roles_for(self, gen: int) -> tuple[TransitionModel, OpponentFeatures, HeuristicPrior]:
+    def _roles_for(self, gen: int) -> tuple[TransitionModel, ActionFeatures, HeuristicPrior]:
         roles = self._roles.get(gen)
         if roles is None:
             model = TransitionModel(load_dex(gen))
-            roles = self._roles[gen] = (model, OpponentFeatures(model), HeuristicPrior(model))
+            roles = self._roles[gen] = (model, ActionFeatures(model), HeuristicPrior(model))
         return roles
 
     def _decide(self, slot: Any) -> dict[int, str]:

@@ -1,6 +1,6 @@
 """The compiled world model: speed, state, the damage calculator, transition, the leaf
-evaluation (the hand-written value and the state encoding) and the damage prior over
-actions, built with mypyc.
+evaluation (the hand-written value and the state encoding), the damage prior over
+actions and the actions' features for the opponent model, built with mypyc.
 
 The Python modules stay the source of truth. ``pokegym accel build`` (``make setup``
 runs it) compiles a snapshot of them with mypyc into
@@ -39,7 +39,7 @@ from pokegym.errors import PokegymError
 MODULES = (
     "speed", "state", "damage_tables", "damage_moves", "combatant", "damage_context",
     "damage_stats", "damage_power", "damage", "move_effects", "transition", "evaluation",
-    "encoding", "action_prior",
+    "encoding", "action_prior", "action_features",
 )  # fmt: skip
 # The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"
