@@ -93,6 +93,11 @@ class SearchConfig:
     """Outcomes of a joint action are sampled (one child per distinct outcome)."""
     prior_weight: float = 1.0
     """Scales the prior term of PUCT (only where a prior is given)."""
+    model_reply_turns: int = 0
+    """For this many turns from the root, side 1 plays by drawing from its prior (a fixed
+    policy: the opponent as a model predicts it) instead of choosing by its own
+    statistics (the opponent as a maximiser); side 0's values are then those of a best
+    response to that model. 0: never. Only where a prior is given."""
 
     def __post_init__(self) -> None:
         if self.selection not in SELECTIONS:
@@ -105,6 +110,8 @@ class SearchConfig:
             raise ValueError("max_turns must be at least 1")
         if self.prior_weight < 0:
             raise ValueError("prior_weight must be non-negative")
+        if self.model_reply_turns < 0:
+            raise ValueError("model_reply_turns must be non-negative")
 
 
 class Node:
@@ -257,7 +264,10 @@ class SMMCTS:
         depth = 0
         while True:
             i, p0 = self._select(node, 0, rng)
-            j, p1 = self._select(node, 1, rng)
+            if depth < config.model_reply_turns and node.prior[1] is not None:
+                j, p1 = self._draw(node.prior[1], rng)
+            else:
+                j, p1 = self._select(node, 1, rng)
             path.append((node, i, j, p0, p1))
             depth += 1
             slot = node.children.get((i, j))
@@ -365,6 +375,17 @@ class SMMCTS:
                 best_i, best = i, score
         return best_i, 1.0
 
+    @staticmethod
+    def _draw(probs: list[float], rng: np.random.Generator) -> tuple[int, float]:
+        """An action drawn with the probabilities ``probs`` (and its probability)."""
+        u = float(rng.random())
+        acc = 0.0
+        for i, p in enumerate(probs):
+            acc += p
+            if u < acc:
+                return i, p
+        return len(probs) - 1, probs[-1]
+
     def _exp3(self, node: Node, side: int, rng: np.random.Generator) -> tuple[int, float]:
         gains = node.gains[side]  # type: ignore[index]
         k = len(gains)
@@ -374,13 +395,7 @@ class SMMCTS:
         weights = [math.exp(eta * (g - top)) for g in gains]
         total = sum(weights)
         probs = [(1.0 - gamma) * w / total + gamma / k for w in weights]
-        u = float(rng.random())
-        acc = 0.0
-        for i, p in enumerate(probs):
-            acc += p
-            if u < acc:
-                return i, p
-        return k - 1, probs[-1]
+        return self._draw(probs, rng)
 
     @staticmethod
     def _backup(path: list[tuple[Node, int, int, float, float]], value: float) -> None:

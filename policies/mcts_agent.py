@@ -198,6 +198,10 @@ class MCTSOptions:
     :data:`~policies.opponent_model.DEFAULT_MODEL`) or the path of a model fitted with
     ``pokegym train opponent`` (:class:`~policies.opponent_model.OpponentPrior`: a
     conditional logit over what opponents were seen to play)."""
+    model_reply_turns: int = 0
+    """For this many turns from the root the opponent plays by drawing from its prior
+    (``opponent_model=``'s, or the damage prior) instead of maximising: the search answers
+    the opponent as the model predicts it (:class:`~policies.mcts.SearchConfig`). 0: never."""
     switch_gain: float = 0.0
     """With a heuristic prior: the prior's bonus for switching a threatened Pokémon out
     to one that takes the threat better (:class:`HeuristicPrior`), for both sides."""
@@ -248,6 +252,11 @@ class MCTSOptions:
             raise ValueError("rollout_turns is a number of turns played from each leaf (>= 0)")
         if not 0.0 <= self.opponent_floor < 1.0:
             raise ValueError("opponent_floor is a share of the opponent's prior, in [0, 1)")
+        if self.model_reply_turns and self.prior == "none" and self.opponent_model == "none":
+            raise ValueError(
+                "model_reply_turns needs a prior for the opponent: opponent_model=default "
+                "(or a fitted model's path) or prior=heuristic"
+            )
         if self.switch_gain < 0:
             raise ValueError("switch_gain is the prior's bonus for a relieving switch (>= 0)")
         if not self.llm_seconds > 0:
@@ -261,7 +270,8 @@ class MCTSOptions:
     def search_config(self) -> SearchConfig:
         return SearchConfig(selection=self.selection, exploration=self.exploration,
                             max_turns=self.max_turns, chance=self.chance == "sampled",
-                            prior_weight=self.prior_weight)  # fmt: skip
+                            prior_weight=self.prior_weight,
+                            model_reply_turns=self.model_reply_turns)  # fmt: skip
 
 
 class MCTSPolicy(Policy):

@@ -146,7 +146,7 @@ def test_chance_needs_an_outcome_key():
     "kwargs,message",
     [({"selection": "ucb"}, "selection"), ({"exploration": 0}, "exploration"),
      ({"selection": "exp3", "exploration": 2}, "exp3"), ({"max_turns": 0}, "max_turns"),
-     ({"prior_weight": -1}, "prior_weight")],
+     ({"prior_weight": -1}, "prior_weight"), ({"model_reply_turns": -1}, "model_reply_turns")],
 )  # fmt: skip
 def test_bad_config_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -252,6 +252,35 @@ def test_prior_steers_the_first_visits():
     assert stats.best(0) == 2
     plain = SMMCTS(MatrixGame(flat), Half(), SearchConfig("duct", 0.6))
     assert max(plain.search(["start"], np.random.default_rng(0), iterations=200).visits[0]) < 0.4
+
+
+def test_a_model_reply_makes_the_search_answer_the_opponent_it_predicts():
+    """Rock-paper-scissors against an opponent whose prior says it plays rock 90 % of the
+    time. In the plain search the prior only steers side 1's first visits: side 1 then
+    maximises and leaves rock once paper is searched. With model_reply_turns=1 side 1
+    draws its root actions from that prior, so side 0's values are those of a best
+    response to it: paper, worth 0.9 + 0.05 × ½."""
+
+    class Rocky:
+        def prior(self, state, side, actions):
+            n = len(actions)
+            if side == 1 and n > 1:
+                return [0.9, 0.05, 0.05]
+            return [1.0 / n] * n
+
+    plain = SMMCTS(MatrixGame(RPS), Half(), SearchConfig("duct", 0.6), prior=Rocky())
+    stats = plain.search(["start"], np.random.default_rng(4), iterations=6000)
+    assert stats.shares(1)[0] < 0.5  # side 1 does not stay on rock
+    config = SearchConfig("duct", 0.6, model_reply_turns=1)
+    told = SMMCTS(MatrixGame(RPS), Half(), config, prior=Rocky())
+    stats = told.search(["start"], np.random.default_rng(4), iterations=6000)
+    assert stats.best(0) == 1 and stats.shares(0)[1] > 0.8
+    assert stats.shares(1)[0] == pytest.approx(0.9, abs=0.03)  # drawn as predicted
+    assert stats.values[0][1] == pytest.approx(0.9 * 1.0 + 0.05 * 0.5, abs=0.03)
+    # Without a prior there is nothing to draw from: the opponent maximises as before.
+    bare = SMMCTS(MatrixGame(RPS), Half(), config)
+    stats = bare.search(["start"], np.random.default_rng(1), iterations=6000)
+    assert max(abs(v - 1 / 3) for v in stats.shares(1).values()) < 0.08
 
 
 # ------------------------------------------------------------ the mcts agent
@@ -394,7 +423,9 @@ def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
      ("mcts:opponent_floor=1", "opponent_floor"), ("mcts:rollout_turns=-1", "rollout_turns"),
      ("mcts:prior=llm,llm_seconds=0", "llm_seconds"),
      ("mcts:colour=red", "colour"), ("mcts:prior=network", "policy head"),
-     ("mcts:evaluator=network,checkpoint=/no/such/dir", "checkpoint")],
+     ("mcts:evaluator=network,checkpoint=/no/such/dir", "checkpoint"),
+     ("mcts:model_reply_turns=1", "needs a prior for the opponent"),
+     ("mcts:opponent_model=/no/such/model.json", "no opponent model")],
 )  # fmt: skip
 def test_bad_mcts_options_are_one_clear_error(spec, message):
     with pytest.raises((AgentOptionError, Exception), match=message) as caught:

@@ -194,7 +194,10 @@ def test_decisions_collected_from_real_battles_fit_a_model_the_search_plays_with
     fitted = load_opponent_model(path)
     assert fitted.provenance["players"] == ["max_power"]
     assert fitted.provenance["excluded"] == ["one_step"]
-    spec = f"mcts:iterations=60,determinizations=2,prior=heuristic,opponent_model={path}"
+    spec = (
+        f"mcts:iterations=60,determinizations=2,prior=heuristic,opponent_model={path},"
+        "model_reply_turns=1"
+    )
     config = ArenaConfig(agents=[spec, "random"], battles_per_pair=1, seed=3, concurrency=1,
                          clock_bank=None)  # fmt: skip
     result = run_arena(config)
