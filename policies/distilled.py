@@ -423,7 +423,7 @@ DISTILLED_MCTS: dict[str, Any] = {
 
 ``model_reply_turns=1``: at the root the opponent draws its action from the damage prior
 instead of maximising, so the search answers the opponent it predicts (against
-``abyssal`` +8.0 points [+3.5, +12.5] over 550 paired battles, against
+``abyssal`` +7.8 points [+3.5, +12.1] over 600 paired battles, against
 ``simple_heuristics`` +1.3 [−2.7, +5.4] over 300; docs/results.md).
 ``distilled:model_reply_turns=0`` is the search without it."""
 
