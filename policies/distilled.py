@@ -451,7 +451,11 @@ def make_distilled(search: str = "mcts", **options: Any) -> Any:
             f"{named} {verb} of the maximin search: "
             f"write distilled:search=maximin,{maximin_only[0]}=<value>"
         )
-    return MCTSPolicy(**{**DISTILLED_MCTS, **options})
+    merged = {**DISTILLED_MCTS, **options}
+    no_prior = merged.get("prior") in ("none", None)
+    if "model_reply_turns" not in options and no_prior and not merged.get("opponent_model"):
+        merged["model_reply_turns"] = 0  # prior=none: no prediction to answer
+    return MCTSPolicy(**merged)
 
 
 __all__ = [

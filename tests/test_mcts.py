@@ -441,6 +441,18 @@ def test_none_in_a_spec_is_the_option_none():
     assert agent._anchor is None
 
 
+def test_distilled_answers_the_predicted_reply_and_the_previous_search_stays_reachable():
+    agent = make_agent("distilled")
+    assert agent.config.model_reply_turns == 1 and agent.options.prior == "heuristic"
+    assert make_agent("distilled:model_reply_turns=0").config.model_reply_turns == 0
+    # Without a prior there is no prediction to answer: the default steps aside ...
+    assert make_agent("distilled:prior=none").config.model_reply_turns == 0
+    assert make_agent("distilled:prior=none,opponent_model=default").config.model_reply_turns
+    # ... and asking for it there is one clear error.
+    with pytest.raises(AgentOptionError, match="needs a prior for the opponent"):
+        make_agent("distilled:prior=none,model_reply_turns=1")
+
+
 @pytest.mark.slow
 def test_the_budget_benchmark_reports_the_agent_s_own_decisions(benchmark_script, capsys):
     bench = benchmark_script("search_budget")
