@@ -7,7 +7,8 @@ visits and value sum of each of its own actions. One iteration:
 1. **select**: from the root, each side picks one of its actions by its own statistics
    (``selection="duct"``: UCB1, or PUCT when a prior is given; ``selection="exp3"``: the
    Exp3 bandit, a mixed strategy sampled with the search's generator); the joint action
-   leads to a child;
+   leads to a child. With ``model_reply_turns``, side 1 instead draws its action from its
+   prior near the root (the opponent as a model predicts it, not as a maximiser);
 2. **expand**: the first time a joint action (or, with chance, one of its outcomes) is
    tried, the game steps once and the new state becomes a node;
 3. **evaluate**: the new state's value for side 0 in [0, 1]: the battle's result when it
