@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pokegym.world.action_prior import HeuristicPrior
+from pokegym.world.move_effects import HAZARD_LAYERS, PIVOTS, RECOVERY_WEATHER
 from pokegym.world.state import BattleState, MonState
-from pokegym.world.transition import Action, TransitionModel
+from pokegym.world.transition import HAZARD_REMOVAL, PROTECTS, Action, TransitionModel
 
 FEATURES = (
     "attack_damage",  # share of the target's HP the attack takes (expected, misses counted)
@@ -41,16 +42,16 @@ FEATURES = (
     "tera",  # the move with Terastallization
 )
 
-HAZARDS = {"stealthrock": 1, "spikes": 3, "toxicspikes": 2, "stickyweb": 1}
-"""Hazards by move id, with the most layers the side can hold."""
-REMOVAL = frozenset({"rapidspin", "defog", "mortalspin", "tidyup", "courtchange"})
-PROTECTS = frozenset({"protect", "detect", "kingsshield", "spikyshield", "banefulbunker",
-                      "silktrap", "burningbulwark", "obstruct", "maxguard"})  # fmt: skip
-PIVOTS = frozenset({"uturn", "voltswitch", "flipturn", "partingshot", "teleport", "shedtail",
-                    "chillyreception", "batonpass"})  # fmt: skip
-HEALING = frozenset({"rest", "moonlight", "morningsun", "synthesis", "shoreup", "wish",
-                     "strengthsap", "lifedew", "junglehealing"})  # fmt: skip
+HEALING = RECOVERY_WEATHER | {"rest", "shoreup", "wish", "strengthsap", "lifedew",
+                              "junglehealing"}  # fmt: skip
+"""Healing moves whose Showdown entry has no ``heal`` fraction (or that Shore Up shares)."""
 MAJOR_STATUS = frozenset({"brn", "par", "psn", "tox", "slp"})
+
+(ATTACK_DAMAGE, ATTACK_KO, STRONGEST_ATTACK, PRIORITY_KO, STATUS_MOVE, SETUP, SETUP_IN_DANGER,
+ HAZARD, HAZARD_LAID, CLEARS_HAZARDS, RECOVERY, RECOVERY_AT_FULL, INFLICT_STATUS,
+ STATUS_REDUNDANT, PROTECT, PIVOT, SWITCH, SWITCH_DANGER, SWITCH_RELIEF, SWITCH_INCOMING_HP,
+ SWITCH_ACTIVE_HP, TERA) = range(len(FEATURES))  # fmt: skip
+"""The place of each feature in a row (the order of :data:`FEATURES`)."""
 
 
 def _hp_share(mon: MonState) -> float:
@@ -95,22 +96,22 @@ class ActionFeatures:
         if user.hp > 0 and target.hp > 0:
             danger = self._damage.danger(state, side)
         user_hp = _hp_share(user)
-        own_hazards = any(_layers(state, side, h) for h in HAZARDS)
+        own_hazards = any(_layers(state, side, h) for h in HAZARD_LAYERS)
         rows = []
         for kind, arg, tera in actions:
             row = [0.0] * len(FEATURES)
             if kind == "move":
                 self._move(row, str(arg), damage, best, danger, user_hp, own_hazards,
                            state, foe, target)  # fmt: skip
-                row[21] = float(bool(tera))
+                row[TERA] = float(bool(tera))
             elif kind == "switch":
                 incoming = state.sides[side].mons[int(arg)]
-                row[16] = 1.0
-                row[17] = danger
+                row[SWITCH] = 1.0
+                row[SWITCH_DANGER] = danger
                 if danger > 0:
-                    row[18] = danger * self._damage.relief(target, user, incoming)
-                row[19] = _hp_share(incoming)
-                row[20] = user_hp
+                    row[SWITCH_RELIEF] = danger * self._damage.relief(target, user, incoming)
+                row[SWITCH_INCOMING_HP] = _hp_share(incoming)
+                row[SWITCH_ACTIVE_HP] = user_hp
             rows.append(row)
         return rows
 
@@ -142,32 +143,32 @@ class ActionFeatures:
         found = damage.get(move)
         if found is not None:
             share, ko = found
-            row[0], row[1] = share, ko
-            row[2] = float(share > 0 and share >= best - 1e-9)
+            row[ATTACK_DAMAGE], row[ATTACK_KO] = share, ko
+            row[STRONGEST_ATTACK] = float(share > 0 and share >= best - 1e-9)
             info = self.model.move_info(move)
             if info is not None and info.priority > 0:
-                row[3] = ko
+                row[PRIORITY_KO] = ko
             if move in PIVOTS:
-                row[15] = 1.0
+                row[PIVOT] = 1.0
             return
         info = self.model.move_info(move)
-        row[4] = 1.0
+        row[STATUS_MOVE] = 1.0
         if info is None:
             return
         boosts = info.boosts if info.target_self else None
         if boosts and any(v > 0 for v in boosts.values()):
-            row[5], row[6] = 1.0, danger
-        if move in HAZARDS:
-            full = _layers(state, foe, move) >= HAZARDS[move]
-            row[8 if full else 7] = 1.0
-        if move in REMOVAL and own_hazards:
-            row[9] = 1.0
+            row[SETUP], row[SETUP_IN_DANGER] = 1.0, danger
+        if move in HAZARD_LAYERS:
+            full = _layers(state, foe, move) >= HAZARD_LAYERS[move]
+            row[HAZARD_LAID if full else HAZARD] = 1.0
+        if move in HAZARD_REMOVAL and own_hazards:
+            row[CLEARS_HAZARDS] = 1.0
         if info.heal or move in HEALING:
-            row[10] = 1.0 - user_hp
-            row[11] = float(user_hp >= 0.95)
+            row[RECOVERY] = 1.0 - user_hp
+            row[RECOVERY_AT_FULL] = float(user_hp >= 0.95)
         if info.status in MAJOR_STATUS:
-            row[13 if target.status else 12] = 1.0
+            row[STATUS_REDUNDANT if target.status else INFLICT_STATUS] = 1.0
         if move in PROTECTS:
-            row[14] = 1.0
+            row[PROTECT] = 1.0
         if move in PIVOTS:
-            row[15] = 1.0
+            row[PIVOT] = 1.0

@@ -43,6 +43,8 @@ WEATHER_ROCKS: Final = {"sunnyday": "heatrock", "raindance": "damprock", "sandst
 RECOVERY_HALF: Final = {"recover", "roost", "softboiled", "slackoff", "milkdrink", "healorder",
                         "shoreup", "lunarblessing"}  # fmt: skip
 RECOVERY_WEATHER: Final = {"synthesis", "morningsun", "moonlight"}
+HAZARD_LAYERS: Final = {"stealthrock": 1, "spikes": 3, "toxicspikes": 2, "stickyweb": 1}
+"""Hazards by move id (and side condition), with the most layers a side can hold."""
 BOOST_INDEX: Final = {"atk": 0, "def": 1, "spa": 2, "spd": 3, "spe": 4, "accuracy": 5, "evasion": 6}
 FOE_TARGETS: Final = frozenset(("normal", "any", "allAdjacentFoes", "allAdjacent", "randomNormal",
                          "adjacentFoe", "scripted"))  # fmt: skip
@@ -276,9 +278,9 @@ def status_move(
         if condition == "stealthrock":
             side_state.stealth_rock = True
         elif condition == "spikes":
-            side_state.spikes = min(3, side_state.spikes + 1)
+            side_state.spikes = min(HAZARD_LAYERS["spikes"], side_state.spikes + 1)
         elif condition == "toxicspikes":
-            side_state.toxic_spikes = min(2, side_state.toxic_spikes + 1)
+            side_state.toxic_spikes = min(HAZARD_LAYERS["toxicspikes"], side_state.toxic_spikes + 1)
         elif condition == "stickyweb":
             side_state.sticky_web = True
         elif condition in ("reflect", "lightscreen", "auroraveil"):
