@@ -370,7 +370,7 @@ class Arena:
                 choice = opponent_choice(agent, battle, self.codec, slot.rng)
                 order = None
             else:
-                order = agent.choose(battle)
+                order = self._choose(slot, side, battle)
                 choice = self.codec.order_to_choice(order, battle)
             elapsed = time.perf_counter() - begin
             agent_stats = slot.stats[name]
@@ -390,6 +390,10 @@ class Arena:
                     return {}
             choices[side] = choice
         return choices
+
+    def _choose(self, slot: _Slot, side: int, battle: Any) -> Any:
+        """The order of ``side``'s agent for this turn (a subclass may watch it)."""
+        return slot.agents[side].choose(battle)
 
     def _close(self, slot: _Slot, pool: dict[str, list[Agent]]) -> BattleRecord:
         pair, index = slot.task

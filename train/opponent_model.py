@@ -52,6 +52,7 @@ class DecisionRecorder(Arena):
         super().__init__(config)
         self.out = out
         self.counts: Counter[str] = Counter()
+        self._chosen: list[tuple[int, Any]] = []  # this turn's (watcher, order)
         self._roles: dict[int, tuple[TransitionModel, ActionFeatures, HeuristicPrior]] = {}
 
     def _roles_for(self, gen: int) -> tuple[TransitionModel, ActionFeatures, HeuristicPrior]:
@@ -61,38 +62,21 @@ class DecisionRecorder(Arena):
             roles = self._roles[gen] = (model, ActionFeatures(model), HeuristicPrior(model))
         return roles
 
-    def _decide(self, slot: Any) -> dict[int, str]:
+    def _choose(self, slot: Any, side: int, battle: Any) -> Any:
+        order = super()._choose(slot, side, battle)
         session = slot.session
-        battles = session.battles
-        both = (
-            session.needs_choice(0)
-            and session.needs_choice(1)
-            and not battles[0].teampreview
-            and not battles[1].teampreview
-        )
-        if not both:
-            return super()._decide(slot)
-        chosen: dict[int, Any] = {}
-        wrapped = []
-        for side in (0, 1):  # what each player chooses, as it chooses it
-            agent = slot.agents[side]
-            original = agent.choose
+        other = 1 - side
+        # A turn both players choose (not a forced switch, not team preview): kept, as the
+        # other chair sees it, once both have chosen (outside the time of either decision).
+        if session.needs_choice(other) and not session.battles[other].teampreview:
+            self._chosen.append((other, order))
+        return order
 
-            def choose(battle: Any, _side: int = side, _original: Any = original) -> Any:
-                order = _original(battle)
-                chosen[_side] = order
-                return order
-
-            agent.choose = choose  # an instance attribute: shadows the method for this turn
-            wrapped.append(agent)
-        try:
-            choices = super()._decide(slot)
-        finally:
-            for agent in wrapped:
-                del agent.choose
-        for side in (0, 1):
-            if side in chosen:
-                self._record(slot, watcher=1 - side, order=chosen[side])
+    def _decide(self, slot: Any) -> dict[int, str]:
+        self._chosen = []
+        choices = super()._decide(slot)
+        for watcher, order in self._chosen:
+            self._record(slot, watcher, order)
         return choices
 
     def _record(self, slot: Any, watcher: int, order: Any) -> None:
