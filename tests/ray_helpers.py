@@ -1,13 +1,17 @@
-"""Helpers of the tests that run battles on a real Ray: reference outcomes and stray processes."""
+"""Helpers of the tests that run battles on a real Ray: reference outcomes, stray processes
+and the sockets Ray listens on."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pokegym.arena import ArenaConfig
+from pokegym.scale.cluster import import_ray
 
 # Deterministic agents on 20 seeded battles (no clock: a loaded machine must not decide).
 EQUAL = ArenaConfig(
@@ -80,3 +84,47 @@ def wait_until_gone(pids, timeout: float = 60.0) -> set[int]:
         time.sleep(0.5)
         left = {pid for pid in left if alive(pid)}
     return left
+
+
+@dataclass(frozen=True)
+class Listening:
+    """A socket a process listens on (TCP) or receives on from anyone (unconnected UDP)."""
+
+    address: str
+    port: int
+    pid: int
+    command: str
+
+    def __str__(self) -> str:
+        return f"{self.address}:{self.port} ({self.command[:60]}, pid {self.pid})"
+
+
+def listening_sockets(pid: int) -> list[Listening]:
+    """Every socket that ``pid`` and the processes under it listen on.
+
+    A Ray started by a process runs under it: the GCS, the raylet, the agents and the
+    workers (children of the raylet)."""
+    import_ray()  # psutil ships with Ray: importing Ray puts it on the path
+    import psutil
+
+    root = psutil.Process(pid)
+    found = []
+    for process in (root, *root.children(recursive=True)):
+        try:
+            command = " ".join(process.cmdline()) or process.name()
+            connections = process.net_connections(kind="inet")
+        except psutil.Error:  # ended meanwhile
+            continue
+        for c in connections:
+            if c.status == psutil.CONN_LISTEN or (c.type == socket.SOCK_DGRAM and not c.raddr):
+                found.append(Listening(c.laddr.ip, c.laddr.port, process.pid, command))
+    return found
+
+
+def on_loopback(address: str) -> bool:
+    """127.0.0.0/8 or ::1, also written as an IPv4-mapped IPv6 address (::ffff:127.0.0.1);
+    not a wildcard (0.0.0.0, ::) nor any interface's address."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback

@@ -20,6 +20,8 @@ from ray_helpers import (
     SMALL,
     children,
     decisions,
+    listening_sockets,
+    on_loopback,
     outcomes,
     processes,
     wait_until_gone,
@@ -29,7 +31,13 @@ from pokegym.arena import Arena, run_arena
 from pokegym.errors import AgentOptionError
 from pokegym.journal import JOURNAL_NAME, BattleJournal
 from pokegym.scale.arena import RayOptions, run_on_ray
-from pokegym.scale.cluster import ClusterError, RayNotInstalledError, WorkerSetupError, import_ray
+from pokegym.scale.cluster import (
+    ClusterError,
+    RayNotInstalledError,
+    WorkerSetupError,
+    import_ray,
+    ray_cluster,
+)
 from pokegym.scale.resources import split_resources, worker_resources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,20 +149,44 @@ def test_ray_auto_stops_on_sigterm_and_the_same_command_resumes(tmp_path):
 # ---------------------------------------------------------------- on one local Ray
 @pytest.fixture(scope="module")
 def local_ray():
-    """A real Ray on this machine with 2 CPUs, small; stopped after the module, with every
-    process it started."""
+    """A real Ray on this machine with 2 CPUs, small, started as `--ray auto` starts it;
+    stopped after the module, with every process it started."""
     ray = import_ray()
     before = set(processes())
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             object_store_memory=100 * 2**20)  # fmt: skip
-    yield ray
-    ray.shutdown()
+    with ray_cluster("auto", num_cpus=2, object_store_memory=100 * 2**20) as cluster:
+        assert cluster.started
+        yield ray
     assert not wait_until_gone(set(processes()) - before), "Ray left processes running"
 
 
 @pytest.fixture(scope="module")
 def small_reference():
     return run_arena(SMALL)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_local_ray_listens_on_loopback_only(local_ray):
+    """Anyone who reaches a Ray's ports can run code on it: while battles are played, every
+    socket of the local Ray (GCS, raylet, object manager, agents, the worker playing, the
+    driver's own) listens on 127.0.0.1 only."""
+    seen: dict = {}
+
+    def event(kind, task, worker) -> None:
+        if kind == "started" and not seen:
+            seen["worker"] = worker.pid
+            seen["sockets"] = listening_sockets(os.getpid())
+
+    result, _ = run_on_ray(Arena(dataclasses.replace(SMALL, battles_per_pair=2)), RayOptions(),
+                           event=event)  # fmt: skip
+    assert len(result.battles) == 2
+    sockets = seen["sockets"]
+    commands = " ".join(s.command for s in sockets)
+    # The sockets of Ray's own processes and of the worker playing were looked at ...
+    assert "gcs_server" in commands and "raylet" in commands, commands
+    assert seen["worker"] in {s.pid for s in sockets}
+    # ... and none is open to the network.
+    assert [str(s) for s in sockets if not on_loopback(s.address)] == []
 
 
 @pytest.mark.slow

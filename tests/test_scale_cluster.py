@@ -1,17 +1,43 @@
 """A simulated two-node Ray cluster on this machine (``ray.cluster_utils.Cluster``): the
 tournament spread over both nodes gives the local arena's outcomes, and a node lost
-mid-run costs no battle."""
+mid-run costs no battle. Every Ray started here listens on 127.0.0.1 only, the dashboard
+of a local Ray too when it is asked for."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
-from ray_helpers import EQUAL, SMALL, decisions, outcomes, processes, wait_until_gone
+from ray_helpers import (
+    EQUAL,
+    SMALL,
+    decisions,
+    listening_sockets,
+    on_loopback,
+    outcomes,
+    processes,
+    wait_until_gone,
+)
 
 from pokegym.arena import Arena, run_arena
 from pokegym.scale.arena import RayOptions, run_on_ray
-from pokegym.scale.cluster import import_ray
+from pokegym.scale.cluster import LOOPBACK, import_ray, loopback_nodes, ray_cluster
+
+
+@pytest.mark.timeout(300)
+def test_a_local_ray_s_dashboard_when_asked_for_listens_on_loopback_only():
+    ray = import_ray()
+    assert not ray.is_initialized(), "another test left Ray running"
+    before = set(processes())
+    with ray_cluster("auto", num_cpus=1, object_store_memory=80 * 2**20,
+                     dashboard=True) as cluster:  # fmt: skip
+        assert cluster.started and ray.util.get_node_ip_address() == LOOPBACK
+        sockets = listening_sockets(os.getpid())
+    assert cluster.dashboard is not None and cluster.dashboard.startswith(f"http://{LOOPBACK}:")
+    assert int(cluster.dashboard.rsplit(":", 1)[1]) in {s.port for s in sockets}
+    assert [str(s) for s in sockets if not on_loopback(s.address)] == []
+    assert not wait_until_gone(set(processes()) - before)
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +48,15 @@ def two_nodes():
     from ray.cluster_utils import Cluster
 
     before = set(processes())
-    small = {"num_cpus": 1, "object_store_memory": 80 * 2**20}
-    cluster = Cluster(initialize_head=True,
-                      head_node_args={**small, "include_dashboard": False})  # fmt: skip
+    small = {"num_cpus": 1, "object_store_memory": 80 * 2**20, "node_ip_address": LOOPBACK}
+    with loopback_nodes(ray):
+        cluster = Cluster(initialize_head=True,
+                          head_node_args={**small, "include_dashboard": False})  # fmt: skip
     try:
-        worker_node = cluster.add_node(**small)
-        cluster.wait_for_nodes()
-        ray.init(address=cluster.address, log_to_driver=False)
+        with loopback_nodes(ray):
+            worker_node = cluster.add_node(**small)
+            cluster.wait_for_nodes()
+            ray.init(address=cluster.address, log_to_driver=False)
         yield cluster, worker_node
     finally:
         ray.shutdown()
@@ -46,6 +74,9 @@ def test_two_nodes_play_the_local_arena_s_battles(two_nodes):
     assert sum(run.report.by_node.values()) == 20
     assert outcomes(result.battles) == outcomes(reference.battles)
     assert decisions(result) == decisions(reference)
+    sockets = listening_sockets(os.getpid())  # both nodes' processes run under this one
+    assert sum("raylet" in s.command for s in sockets) >= 2
+    assert [str(s) for s in sockets if not on_loopback(s.address)] == []
 
 
 @pytest.mark.slow

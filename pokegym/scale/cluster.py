@@ -4,6 +4,11 @@ Ray is optional (``pip install 'pokegym[ray]'``): it is imported only here, only
 run asks for it. :func:`ray_cluster` connects to a running cluster by address, or starts
 a local one (``"auto"``), and stops what it started when the run ends. The workers that
 play on it are in :mod:`pokegym.scale.pool`.
+
+A Ray started here listens on 127.0.0.1 only (its GCS, raylet, object manager, workers
+and agents; the dashboard is off unless asked for, and then on 127.0.0.1 too): anyone who
+can reach a Ray's ports can run code on it. A cluster named by address listens where its
+owner started it (docs/scale.md says how to keep it on a trusted network).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pokegym.errors import PokegymError
 from pokegym.scale.resources import WorkerResources
 
 INSTALL_HINT = "pip install 'pokegym[ray]' (or, in a checkout, pip install -e '.[ray]')"
+LOOPBACK = "127.0.0.1"
+"""The address of every Ray node this module starts."""
 
 
 class ClusterError(PokegymError):
@@ -64,6 +71,8 @@ class ClusterInfo:
     nodes: int
     cpus: float
     gpus: float
+    dashboard: str | None = None
+    """The dashboard's URL when this run started Ray with one (on 127.0.0.1)."""
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -115,6 +124,7 @@ def ray_cluster(
     *,
     num_cpus: int | None = None,
     object_store_memory: int | None = None,
+    dashboard: bool = False,
 ) -> Iterator[ClusterInfo]:
     """Connect to a Ray cluster for the duration of a run.
 
@@ -125,11 +135,16 @@ def ray_cluster(
             (a notebook, a test), that connection is used and left as it is.
         num_cpus: CPUs of a local Ray (``auto`` only).
         object_store_memory: bytes of a local Ray's object store (``auto`` only).
+        dashboard: start Ray's dashboard with a local Ray (``auto`` only), on 127.0.0.1
+            (port 8265 or the next free one; :attr:`ClusterInfo.dashboard` has its URL).
+            Off by default.
+
+    A local Ray listens on 127.0.0.1 only, every process of it (see the module docstring).
 
     Raises:
         RayNotInstalledError: Ray is missing.
-        ClusterError: the address is unreachable or not a Ray cluster (nothing is left
-            running).
+        ClusterError: the address is unreachable or not a Ray cluster, or a local Ray
+            would not listen on 127.0.0.1 only (nothing is left running).
     """
     ray = import_ray()
     if ray.is_initialized():
@@ -145,7 +160,10 @@ def ray_cluster(
     }
     if local:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        kwargs.update(address="local", num_cpus=num_cpus or os.cpu_count() or 1)
+        kwargs.update(address="local", num_cpus=num_cpus or os.cpu_count() or 1,
+                      _node_ip_address=LOOPBACK)  # fmt: skip
+        if dashboard:
+            kwargs.update(include_dashboard=True, dashboard_host=LOOPBACK)
         if object_store_memory:
             kwargs["object_store_memory"] = object_store_memory
     else:
@@ -154,7 +172,14 @@ def ray_cluster(
     # cleanly on SIGTERM as on Ctrl-C).
     handler = _sigterm_handler()
     try:
-        ray.init(**kwargs)
+        with loopback_nodes(ray) if local else contextlib.nullcontext():
+            context = ray.init(**kwargs)
+        if local:
+            _check_loopback(ray)
+    except ClusterError:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        raise
     except Exception as exc:
         with contextlib.suppress(Exception):
             ray.shutdown()
@@ -169,17 +194,54 @@ def ray_cluster(
     finally:
         _restore_sigterm(handler)
     try:
-        yield _info(ray, address, started=True)
+        url = getattr(context, "dashboard_url", None) if local and dashboard else None
+        yield _info(ray, address, started=True, dashboard=f"http://{url}" if url else None)
     finally:
         # Disconnects, and stops the processes of a local Ray this run started.
         ray.shutdown()
 
 
-def _info(ray: Any, address: str, started: bool) -> ClusterInfo:
+@contextlib.contextmanager
+def loopback_nodes(ray: Any) -> Iterator[None]:
+    """While inside, a Ray node started in this process on 127.0.0.1 stays there.
+
+    Ray on Linux replaces a node address of 127.0.0.1 (``_node_ip_address``, ``--address
+    127.0.0.1:PORT``) by this machine's outward address, and its GCS, raylet, workers and
+    agents then listen on every interface. It keeps 127.0.0.1 when its multi-machine mode is
+    off (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, read once when Ray is imported): this
+    turns that mode off for the time a local node starts and the driver connects to it,
+    and restores it afterwards, so joining a cluster by address later is unchanged. A node
+    keeps the address it started with; the processes it starts get it from the node.
+    """
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    saved = getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    if saved is not None:
+        constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if saved is not None:
+            constants.ENABLE_RAY_CLUSTER = saved
+
+
+def _check_loopback(ray: Any) -> None:
+    """Refuse a local Ray whose node is not on 127.0.0.1 (a Ray version that ignores
+    :func:`loopback_nodes`): its ports would be open to the network."""
+    node_ip = ray.util.get_node_ip_address()
+    if node_ip != LOOPBACK:
+        raise ClusterError(
+            f"The local Ray started on {node_ip}, not on {LOOPBACK}: its ports would be open "
+            f"to the network, so it was stopped. This Ray ({ray.__version__}) does not keep "
+            "a local node on 127.0.0.1; start a cluster yourself on a trusted network "
+            "(docs/scale.md) and pass its address to --ray."
+        )
+
+
+def _info(ray: Any, address: str, started: bool, dashboard: str | None = None) -> ClusterInfo:
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     cpus = sum(n["Resources"].get("CPU", 0.0) for n in nodes)
     gpus = sum(n["Resources"].get("GPU", 0.0) for n in nodes)
-    return ClusterInfo(address, started, len(nodes), cpus, gpus)
+    return ClusterInfo(address, started, len(nodes), cpus, gpus, dashboard)
 
 
 def _sigterm_handler() -> Any:
@@ -210,12 +272,14 @@ def workers_that_fit(resources: WorkerResources) -> int:
 
 
 __all__ = [
+    "LOOPBACK",
     "ClusterError",
     "ClusterInfo",
     "RayNotInstalledError",
     "WorkerSetupError",
     "check_reachable",
     "import_ray",
+    "loopback_nodes",
     "parse_address",
     "ray_cluster",
     "workers_that_fit",
