@@ -62,3 +62,13 @@ class AgentOptionError(PokegymError, ValueError, TypeError):
 
 class DeviceNotAvailableError(PokegymError, ValueError):
     """The requested torch device (a CUDA GPU) is not visible to torch on this machine."""
+
+
+class EngineMissingError(PokegymError, ImportError):
+    """poke-engine (the compiled Rust battle engine) is not installed, or does not load in
+    this Python; ``pokegym engine build`` builds and installs it."""
+
+
+class EngineBuildError(PokegymError):
+    """poke-engine could not be downloaded, built or installed; the message says which
+    step failed and what it printed."""
