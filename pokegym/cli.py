@@ -11,6 +11,7 @@ pokegym bench env|arena|calc|worldmodel|llm [--quick]
 pokegym llm check [--model qwen-0.5b] | server build|start
 pokegym showdown install | start [--port N] | status
 pokegym priors build [--formats gen9ou,gen9randombattle] [--force]
+pokegym engine build | status | check     # poke-engine, the Rust battle engine
 """
 
 from __future__ import annotations
@@ -397,6 +398,7 @@ BUILTIN_COMMANDS = frozenset(
         "showdown",
         "priors",
         "accel",
+        "engine",
     }
 )
 
@@ -483,6 +485,12 @@ def _accel(args: argparse.Namespace) -> int:
     from pokegym.world._accel import main as accel_main
 
     return accel_main(args.rest)
+
+
+def _engine(args: argparse.Namespace) -> int:
+    from pokegym.engine.cli import main as engine_main
+
+    return engine_main(args.rest)
 
 
 def _showdown(args: argparse.Namespace) -> int:
@@ -657,6 +665,12 @@ def build_parser() -> argparse.ArgumentParser:
     accel = sub.add_parser("accel", help="the compiled world model: accel build|status|clean")
     accel.add_argument("rest", nargs=argparse.REMAINDER, help="build, status or clean")
     accel.set_defaults(func=_accel)
+
+    engine = sub.add_parser(
+        "engine", help="poke-engine, the Rust battle engine: engine build|status|check"
+    )
+    engine.add_argument("rest", nargs=argparse.REMAINDER, help="build, status or check")
+    engine.set_defaults(func=_engine)
 
     showdown = sub.add_parser("showdown", help="manage the Pokémon Showdown install and server")
     showdown.add_argument("action", choices=["install", "start", "status"])
