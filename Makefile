@@ -10,9 +10,12 @@ TORCH_VERSION ?= 2.13.0
 .PHONY: setup llm-server run test test-fast bench lint clean
 
 # setup also compiles the world model (mypyc, about a minute of CPU) when its sources
-# changed; without a C compiler it says so and the Python modules are used.
+# changed; without a C compiler it says so and the Python modules are used. It builds
+# poke-engine, the Rust battle engine of the `engine` agent, once (about a minute of CPU;
+# cached in $POKEGYM_HOME/poke-engine, docs/engine.md); without Rust it says so.
 setup: $(STAMP)
 	@$(BIN)/pokegym accel build || echo "pokegym: the compiled world model was not built (see above); the Python modules will be used"
+	@$(BIN)/pokegym engine build || echo "pokegym: poke-engine was not built (see above); the engine agent needs it (docs/engine.md)"
 
 $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
