@@ -24,6 +24,8 @@ module is imported.
 from __future__ import annotations
 
 import os
+import re
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,12 +183,14 @@ def _read(path: Path) -> dict[str, Any]:
                 "the archive with MaskablePPO.load, if you trust the file)."
             )
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns about the pickle protocols it meets
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
         raise CheckpointError(
-            f"{path} is not a readable PPO checkpoint ({type(exc).__name__}: {exc}). "
-            "It may be truncated or corrupt, or not a pokegym policy file; re-export it or "
-            "train again with `pokegym train ppo`."
+            f"{path} is not a pokegym PPO checkpoint ({_why_unreadable(path, exc)}); nothing "
+            f"in it was run. Train one with `pokegym train ppo --out DIR` and pass DIR or "
+            f"DIR/{WEIGHTS_NAME}."
         ) from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(
@@ -210,6 +214,19 @@ def _read(path: Path) -> dict[str, Any]:
             f"{N_ACTIONS} actions). Retrain the policy."
         )
     return payload
+
+
+def _why_unreadable(path: Path, exc: Exception) -> str:
+    """Why ``torch.load(weights_only=True)`` refused ``path``, in a few words (torch's own
+    message suggests loading the file with ``weights_only=False``, which runs its code)."""
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    named = re.search(r"GLOBAL ([\w.]+)", str(exc))
+    if named:
+        return f"it asks to build the Python object {named.group(1)}, which a checkpoint never does"
+    if path.stat().st_size == 0:
+        return "the file is empty"
+    return "not tensors and plain values: truncated, corrupt or another kind of file"
 
 
 @dataclass

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -234,13 +236,43 @@ class _Boom:
 
 
 def test_checkpoints_never_unpickle_objects(tmp_path):
-    """A file that would run code when unpickled is refused, and the code does not run."""
+    """A file that would run code when unpickled is refused, and the code does not run;
+    the one-line message says what the file is not and what to pass instead, and never
+    suggests loading it with ``weights_only=False``."""
     _Boom.target = str(tmp_path / "ran")
     evil = tmp_path / "evil.pt"
     with open(evil, "wb") as handle:
         pickle.dump({"format": "pokegym-ppo-policy", "payload": _Boom()}, handle, protocol=2)
-    with pytest.raises(CheckpointError):
-        load_network(evil)
+    evil_zip = tmp_path / "evil-zip.pt"  # torch's own format, with the object inside
+    torch.save({"format": "pokegym-ppo-policy", "payload": _Boom()}, evil_zip)
+    noise = tmp_path / "noise.pt"
+    noise.write_bytes(np.random.default_rng(0).bytes(4096))
+    for path, reason in ((evil, "it asks to build the Python object "),
+                         (evil_zip, "it asks to build the Python object "),
+                         (noise, "not tensors and plain values")):  # fmt: skip
+        with pytest.raises(CheckpointError) as caught:
+            load_network(path)
+        message = str(caught.value)
+        assert message.startswith(f"{path} is not a pokegym PPO checkpoint ({reason}")
+        assert "nothing in it was run" in message and "pokegym train ppo" in message
+        assert "\n" not in message and "weights_only" not in message
+    assert not (tmp_path / "ran").exists()
+
+
+def test_an_untrusted_checkpoint_is_one_line_and_status_2_at_the_command_line(tmp_path):
+    _Boom.target = str(tmp_path / "ran")
+    evil = tmp_path / "evil.pt"
+    torch.save({"payload": _Boom()}, evil)
+    done = subprocess.run([sys.executable, "-m", "pokegym.cli", "compare", "--agents",
+                           f"ppo:path={evil},random", "--battles", "1", "--out",
+                           str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"pokegym: error: {evil} is not a pokegym PPO checkpoint (it asks "
+                           "to build the Python object ")  # fmt: skip
+    assert line.endswith("); nothing in it was run. Train one with `pokegym train ppo --out "
+                         "DIR` and pass DIR or DIR/policy.pt.")  # fmt: skip
     assert not (tmp_path / "ran").exists()
 
 
