@@ -352,12 +352,15 @@ class StateMemory:
             if not path.is_file():
                 raise MemoryFileError(f"{path} is missing; the memory in {folder} is incomplete.")
             digest, size = _digest(str(path))
-            if size != manifest["bytes"][name] or digest != manifest["sha256"][name]:
-                raise MemoryFileError(
-                    f"{path} does not match its manifest (size {size}, expected "
-                    f"{manifest['bytes'][name]}): the file is damaged or from another save. "
-                    "Rebuild the memory; nothing was changed on disk."
-                )
+            expected_size, expected_digest = manifest["bytes"][name], manifest["sha256"][name]
+            if size == expected_size and digest == expected_digest:
+                continue
+            differs = (f"{size} bytes, expected {expected_size}" if size != expected_size
+                       else f"sha256 {digest}, expected {expected_digest}")  # fmt: skip
+            raise MemoryFileError(
+                f"{path} does not match its manifest ({differs}): the file is damaged or "
+                "from another save. Rebuild the memory; nothing was changed on disk."
+            )
         faiss = _faiss()
         memory = cls(int(manifest["dim"]), manifest.get("embedding_id", ""),
                      nprobe=int(manifest.get("nprobe", 16)),

@@ -3,7 +3,10 @@ round trips (exact and inverted-file indexes), and damaged or mismatched files."
 
 from __future__ import annotations
 
+import hashlib
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -78,29 +81,64 @@ def snapshot(folder):
     return {p.name: p.read_bytes() for p in folder.iterdir()}
 
 
+def flip_a_byte(path):
+    """The same size, another sha256."""
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
 def test_damaged_index_raises_a_clear_error_and_changes_nothing(tmp_path):
     folder = saved(tmp_path)
     index = next(folder.glob("index-*.faiss"))
-    data = bytearray(index.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    index.write_bytes(bytes(data))
+    expected = json.loads((folder / "manifest.json").read_text())["sha256"][index.name]
+    flip_a_byte(index)
     before = snapshot(folder)
-    with pytest.raises(MemoryFileError, match=r"index-.*faiss does not match its manifest"):
+    with pytest.raises(MemoryFileError) as caught:
         StateMemory.load(folder)
+    # It names what differs (the digest), not the size that matches.
+    got = hashlib.sha256(index.read_bytes()).hexdigest()
+    assert str(caught.value) == (
+        f"{index} does not match its manifest (sha256 {got}, expected {expected}): the file "
+        "is damaged or from another save. Rebuild the memory; nothing was changed on disk."
+    )
     assert snapshot(folder) == before
 
 
 def test_truncated_entries_and_missing_files(tmp_path):
     folder = saved(tmp_path)
     entries = next(folder.glob("entries-*.npz"))
+    size = entries.stat().st_size
     entries.write_bytes(entries.read_bytes()[:100])
-    with pytest.raises(MemoryFileError, match="entries-"):
+    with pytest.raises(MemoryFileError,
+                       match=rf"entries-.*npz does not match its manifest \(100 bytes, expected "
+                             rf"{size}\): the file is damaged"):  # fmt: skip
         StateMemory.load(folder)
     entries.unlink()
     with pytest.raises(MemoryFileError, match="missing"):
         StateMemory.load(folder)
     with pytest.raises(MemoryFileError, match=r"No manifest\.json"):
         StateMemory.load(tmp_path / "nowhere")
+
+
+def test_a_damaged_memory_is_one_line_and_status_2_at_the_command_line(tmp_path):
+    from policies.distilled import checkpoint_id
+    from policies.value_net import default_checkpoint
+
+    x, outcomes, actions = two_clusters(50)
+    memory = StateMemory(8, checkpoint_id(default_checkpoint()))  # the shipped checkpoint's
+    memory.add(x, outcomes, actions)
+    folder = memory.save(tmp_path / "mem")
+    index = next(folder.glob("index-*.faiss"))
+    flip_a_byte(index)
+    done = subprocess.run([sys.executable, "-m", "pokegym.cli", "compare", "--agents",
+                           f"distilled:search=maximin,memory={folder},random", "--battles", "1",
+                           "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"pokegym: error: {index} does not match its manifest (sha256 ")
+    assert "Rebuild the memory" in line
 
 
 def test_version_and_embedding_mismatch(tmp_path):
