@@ -39,6 +39,11 @@ class UnknownFormatError(PokegymError, ValueError):
     """Showdown does not know the requested battle format."""
 
 
+class UnknownBackendError(PokegymError, ValueError):
+    """No battle backend of that name (or none this environment runs on); the message lists
+    the valid ones."""
+
+
 class InvalidTeamError(PokegymError, ValueError):
     """A team failed Showdown's validator; the message carries its reasons."""
 

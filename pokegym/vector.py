@@ -32,7 +32,7 @@ from pokegym.agents import Agent, make_agent
 from pokegym.backends import SimBackend
 from pokegym.backends.sim import SimBattleSession
 from pokegym.env import AGENT, BattleSetup, battle_info, next_choices
-from pokegym.errors import IllegalActionError, PokegymError
+from pokegym.errors import IllegalActionError, PokegymError, UnknownBackendError
 from pokegym.observation import observation_space
 from pokegym.rewards import RewardFunction
 from pokegym.showdown.simulator import DEFAULT_TIMEOUT, Simulator, wait_for_answers
@@ -96,8 +96,9 @@ class ShowdownVectorEnv(VectorEnv):  # type: ignore[misc]
         if num_envs < 1:
             raise ValueError("num_envs must be at least 1")
         if "backend" in setup and setup["backend"] != "sim":
-            raise ValueError(
-                "ShowdownVectorEnv runs on the embedded simulator only (backend='sim')."
+            raise UnknownBackendError(
+                f"ShowdownVectorEnv runs on the embedded simulator only (backend='sim'), not "
+                f"backend={setup['backend']!r}; use ShowdownEnv for a Showdown server."
             )
         setup.pop("backend", None)
         mode = _autoreset_mode(autoreset_mode)

@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from pokegym.agents import make_agent, parse_agent_spec
+from pokegym.cli import main as cli_main
 from pokegym.env import ShowdownEnv
 from pokegym.errors import (
     AgentOptionError,
@@ -17,6 +18,7 @@ from pokegym.errors import (
     ServerError,
     ShowdownInstallError,
     UnknownAgentError,
+    UnknownBackendError,
     UnknownFormatError,
 )
 from pokegym.formats import resolve_format
@@ -223,8 +225,28 @@ def test_a_missing_file_named_by_an_agent_option_is_a_clear_cli_error(option, tm
 
 
 def test_vector_env_refuses_the_server_backend():
-    with pytest.raises(ValueError, match="backend='sim'"):
+    with pytest.raises(UnknownBackendError, match="backend='sim'"):
         ShowdownVectorEnv(2, backend="server")
+
+
+@pytest.mark.parametrize("backend", ["nope", "", "SIM", None])
+def test_an_unknown_backend_is_a_pokegym_error_listing_the_valid_ones(backend):
+    with pytest.raises(UnknownBackendError) as caught:
+        ShowdownEnv("gen9randombattle", backend=backend)
+    assert isinstance(caught.value, PokegymError)
+    assert isinstance(caught.value, ValueError)  # what it was before, for callers catching that
+    assert str(caught.value) == (
+        f"Unknown backend {backend!r}: use 'sim' (the embedded simulator, the default) or "
+        "'server' (a Showdown server, with server_url= or one started here)."
+    )
+
+
+def test_an_unknown_backend_at_the_command_line_is_status_2_naming_the_valid_ones(capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli_main(["battle", "--backend", "nope"])
+    assert caught.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--backend: invalid choice: 'nope'" in last and "sim" in last and "server" in last
 
 
 @pytest.fixture

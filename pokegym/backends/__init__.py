@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pokegym.backends.base import Backend, BattleSession, PlayerView, ShowdownBattle
 from pokegym.backends.sim import SimBackend, SimBattleSession
+from pokegym.errors import UnknownBackendError
 from pokegym.showdown.simulator import Simulator
 
 __all__ = [
@@ -45,4 +46,7 @@ def make_backend(
         from pokegym.backends.server import ServerBackend
 
         return ServerBackend(server_url=server_url, timeout=60.0 if timeout is None else timeout)
-    raise ValueError(f"Unknown backend {backend!r}: use 'sim' (default) or 'server'.")
+    raise UnknownBackendError(
+        f"Unknown backend {backend!r}: use 'sim' (the embedded simulator, the default) or "
+        "'server' (a Showdown server, with server_url= or one started here)."
+    )
