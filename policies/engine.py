@@ -1,0 +1,181 @@
+"""``engine``: poke-engine's simultaneous-move MCTS on sampled guesses of the battle.
+
+Each decision:
+
+1. draws ``samples`` guesses of everything hidden from the belief
+   (:func:`~pokegym.world.priors.belief_for`): a set (moves, item, ability, spread, Tera
+   type) for every opponent Pokémon seen, and the Pokémon not seen yet
+   (:func:`~policies.core.engine_state.unseen_opponents`);
+2. builds the engine's state for each guess (:func:`~policies.core.engine_state.engine_state`)
+   and runs poke-engine's MCTS on it for an equal share of the time budget (or a fixed
+   number of iterations);
+3. adds up each root option's share of the visits over the guesses, and plays the most
+   visited legal order (``choice=max``), or draws among the options with at least
+   ``mixed_share`` of the best one's share, in proportion to their shares
+   (``choice=mixed``: a mixed strategy, harder to predict).
+
+The engine's leaves are valued by its own hand-written evaluation. Its random numbers
+come from its own generator, so two runs with the same seed can differ.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, fields
+from typing import Any
+
+from poke_env.battle import AbstractBattle
+from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
+
+from pokegym.world.data import load_dex
+from pokegym.world.priors import belief_for
+from policies.base import Policy
+from policies.core.engine_state import (
+    engine_orders,
+    engine_state,
+    import_engine,
+    unseen_opponents,
+)
+
+log = logging.getLogger(__name__)
+
+CHOICES = ("max", "mixed")
+# Seconds kept in hand before a decision's deadline for building and sending the order.
+DEADLINE_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The ``engine`` agent's options (``engine:key=value,...``), checked when built."""
+
+    budget: float = 0.5
+    """Seconds of search per decision, all guesses together."""
+    iterations: int = 0
+    """A fixed number of MCTS iterations per guess instead (0: use ``budget``)."""
+    samples: int = 4
+    """Guesses of the hidden information searched per decision (one tree each)."""
+    choice: str = "max"
+    """``max`` (the most visited option) or ``mixed`` (see the module docstring)."""
+    mixed_share: float = 0.75
+    """``choice=mixed``: the least share of the best option's visits an option needs to
+    be drawn, in (0, 1]."""
+    threads: int = 1
+    """Threads of each engine search."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
+            value = getattr(self, f.name)
+            if f.type == "float" and isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, f.name, float(value))
+        if not self.budget > 0:
+            raise ValueError("budget is the seconds of search per decision (> 0)")
+        if self.iterations < 0:
+            raise ValueError("iterations is a number of iterations per guess (0: use budget)")
+        if self.samples < 1:
+            raise ValueError("samples is the number of guesses searched per decision (1 or more)")
+        if self.choice not in CHOICES:
+            raise ValueError(f"choice is one of {', '.join(CHOICES)}, not {self.choice!r}")
+        if not 0.0 < self.mixed_share <= 1.0:
+            raise ValueError("mixed_share is a share of the best option's visits, in (0, 1]")
+        if self.threads < 1:
+            raise ValueError("threads is the number of threads of each search (1 or more)")
+
+
+class EnginePolicy(Policy):
+    """poke-engine's MCTS over sampled guesses (see the module docstring); the options
+    are :class:`EngineOptions`' fields, as keywords."""
+
+    name = "engine"
+
+    def __init__(self, seed: int | None = None, **options: Any):
+        super().__init__(seed)
+        self.options = EngineOptions(**options)
+        self.engine = import_engine()
+        self.latencies: list[float] = []
+        self.cpu_seconds: list[float] = []
+        self.iteration_counts: list[int] = []
+        self.failures = 0
+        self._report: dict[str, Any] | None = None
+
+    def pop_search_report(self) -> dict[str, Any] | None:
+        """The last searched decision's visit shares over our legal orders, once."""
+        report, self._report = self._report, None
+        return report
+
+    def choose(self, battle: AbstractBattle) -> BattleOrder:
+        started = time.perf_counter()
+        cpu_started = time.thread_time()
+        self._report = None
+        orders = engine_orders(battle)
+        if not orders:
+            return DefaultBattleOrder()
+        if len(orders) == 1 or battle.opponent_active_pokemon is None:
+            return next(iter(orders.values()))
+        try:
+            shares, iterations = self.search(battle, started)
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as error:  # the engine panics as a BaseException
+            # A state the engine cannot take: play on, and say so.
+            self.failures += 1
+            log.warning("engine: turn %d: the search failed (%s: %s); the first legal order",
+                        battle.turn, type(error).__name__, error)  # fmt: skip
+            return next(iter(orders.values()))
+        legal = {name: share for name, share in shares.items() if name in orders}
+        if not legal:
+            self.failures += 1
+            log.warning("engine: turn %d: no root option of the engine is legal (%s; legal: %s)",
+                        battle.turn, sorted(shares), sorted(orders))  # fmt: skip
+            return next(iter(orders.values()))
+        name = self.pick(legal)
+        total = sum(legal.values())
+        self._report = {"search_policy": [(orders[n], s / total) for n, s in legal.items()]}
+        self.latencies.append(time.perf_counter() - started)
+        self.cpu_seconds.append(time.thread_time() - cpu_started)
+        self.iteration_counts.append(iterations)
+        return orders[name]
+
+    def search(self, battle: AbstractBattle, started: float) -> tuple[dict[str, float], int]:
+        """Each root option's visit share summed over the guesses, and the iterations run."""
+        o = self.options
+        dex = load_dex(battle.gen)
+        belief = belief_for(battle)
+        guesses = belief.sample_determinizations(self.rng, o.samples)
+        shares: dict[str, float] = {}
+        iterations = 0
+        for i, guess in enumerate(guesses):
+            unseen = unseen_opponents(battle, guess, belief.prior, self.rng)
+            state = engine_state(battle, dex, guess, unseen)
+            if o.iterations:
+                result = self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
+                                                             threads=o.threads)  # fmt: skip
+            else:
+                left = o.budget - (time.perf_counter() - started) - DEADLINE_MARGIN
+                ms = max(1, int(1000 * left / (len(guesses) - i)))
+                result = self.engine.monte_carlo_tree_search(state, duration_ms=ms,
+                                                             threads=o.threads)  # fmt: skip
+            total = max(1, result.total_visits)
+            iterations += result.total_visits
+            for option in result.side_one:
+                name = _option_name(option.move_choice)
+                shares[name] = shares.get(name, 0.0) + option.visits / total / len(guesses)
+        return shares, iterations
+
+    def pick(self, shares: dict[str, float]) -> str:
+        """The option to play from the legal options' visit shares."""
+        best = max(shares, key=lambda n: shares[n])
+        if self.options.choice == "max":
+            return best
+        floor = shares[best] * self.options.mixed_share
+        names = [n for n in shares if shares[n] >= floor]
+        weights = [shares[n] for n in names]
+        total = sum(weights)
+        return names[int(self.rng.choice(len(names), p=[w / total for w in weights]))]
+
+
+def _option_name(choice: Any) -> str:
+    """The engine's name of a root option (a string, or a pair in some builds)."""
+    if isinstance(choice, tuple | list):
+        choice = choice[0]
+    return str(choice).lower()

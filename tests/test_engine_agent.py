@@ -1,0 +1,226 @@
+"""The ``engine`` agent: its options, how it picks among the engine's root options, the
+battle -> engine state conversion checked field by field against real battles, the
+agent's legal orders on live battles, and the error when poke-engine is missing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from poke_env.battle import SideCondition, Status
+
+from pokegym.agents import make_agent, register_agent
+from pokegym.arena import ArenaConfig, run_arena
+from pokegym.errors import AgentOptionError, EngineMissingError
+from pokegym.world.data import load_dex, to_id
+from pokegym.world.priors import belief_for
+from policies.core import engine_state as es
+from policies.engine import EngineOptions, EnginePolicy, _option_name
+
+
+# ------------------------------------------------------------------ no engine needed
+@pytest.mark.parametrize("options,word", [
+    ({"budget": 0}, "budget"), ({"iterations": -1}, "iterations"), ({"samples": 0}, "samples"),
+    ({"choice": "best"}, "choice"), ({"mixed_share": 0}, "mixed_share"),
+    ({"threads": 0}, "threads"),
+])  # fmt: skip
+def test_bad_options_are_refused_with_the_option_named(options, word):
+    with pytest.raises(ValueError, match=word):
+        EngineOptions(**options)
+
+
+def test_integer_values_of_float_options_are_taken():
+    assert EngineOptions(budget=1).budget == 1.0 and isinstance(
+        EngineOptions(budget=1).budget, float
+    )
+
+
+def _picker(choice, seed=0, share=0.75):
+    agent = EnginePolicy.__new__(EnginePolicy)
+    agent.options = EngineOptions(choice=choice, mixed_share=share)
+    agent.rng = np.random.default_rng(seed)
+    return agent
+
+
+def test_max_plays_the_most_visited_option():
+    assert _picker("max").pick({"tackle": 0.2, "switch pikachu": 0.5, "growl": 0.3}) == (
+        "switch pikachu"
+    )
+
+
+def test_mixed_draws_only_among_options_near_the_best_in_proportion():
+    picker = _picker("mixed", seed=1)
+    shares = {"a": 0.40, "b": 0.32, "c": 0.28}  # c is under 0.75 of the best
+    draws = [picker.pick(shares) for _ in range(4000)]
+    assert set(draws) == {"a", "b"}
+    assert draws.count("a") / len(draws) == pytest.approx(0.40 / 0.72, abs=0.03)
+
+
+def test_option_names_are_lowercase_strings():
+    assert _option_name("SWITCH Pikachu") == "switch pikachu"
+    assert _option_name(("thunderbolt-tera", "x")) == "thunderbolt-tera"
+
+
+def test_a_missing_engine_is_one_clear_error_naming_the_command(monkeypatch):
+    import pokegym.engine as engine_package
+
+    def missing():
+        raise EngineMissingError("poke-engine is not installed: run `pokegym engine build`")
+
+    monkeypatch.setattr(engine_package, "require_engine", missing)
+    with pytest.raises((EngineMissingError, AgentOptionError), match="pokegym engine build"):
+        make_agent("engine")
+
+
+# ------------------------------------------------------------------ the real engine
+class Checking:
+    """Plays random legal orders; at each decision builds the engine state from the
+    battle and records every field that disagrees with it."""
+
+    def __init__(self, seed=0):
+        self.rng = np.random.default_rng(seed)
+        self.problems: list[str] = []
+        self.states = 0
+        self.options_mapped = 0
+
+    def seed(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def choose(self, battle):
+        orders = es.engine_orders(battle)
+        if battle.opponent_active_pokemon is not None and orders:
+            self.check(battle)
+        names = sorted(orders)
+        if not names:
+            from poke_env.player.battle_order import DefaultBattleOrder
+
+            return DefaultBattleOrder()
+        return orders[names[int(self.rng.integers(len(names)))]]
+
+    def check(self, battle):
+        dex = load_dex(battle.gen)
+        belief = belief_for(battle)
+        guess = belief.modal_determinization()
+        unseen = es.unseen_opponents(battle, guess, belief.prior, self.rng)
+        state = es.engine_state(battle, dex, guess, unseen)
+        self.states += 1
+        bad = self.problems.append
+        turn = f"{battle.battle_tag} turn {battle.turn}"
+        for name in es.unknown_names(state):  # an item or ability it lacks does nothing there
+            if name.split()[0] in ("species", "move"):
+                bad(f"{turn}: the engine does not know {name}")
+        ours = state.side_one
+        active = next(m for m in battle.team.values() if m.active)
+        first = ours.pokemon[0]
+        if to_id(first.id) != to_id(active.species):
+            bad(f"{turn}: our slot 0 is {first.id}, the active is {active.species}")
+        if first.hp != (0 if active.fainted else active.current_hp):
+            bad(f"{turn}: our active's HP {first.hp} != {active.current_hp}")
+        if first.maxhp != active.max_hp:
+            bad(f"{turn}: our active's max HP {first.maxhp} != {active.max_hp}")
+        for field, stat in (("attack", "atk"), ("defense", "def"), ("special_attack", "spa"),
+                            ("special_defense", "spd"), ("speed", "spe")):  # fmt: skip
+            if getattr(first, field) != active.stats[stat]:
+                bad(f"{turn}: our active's {field} {getattr(first, field)} != {active.stats[stat]}")
+        moves = [to_id(m.id) for m in first.moves if m.id != "none"]
+        if moves != [to_id(m) for m in list(active.moves)[:4]]:
+            bad(f"{turn}: our active's moves {moves} != {list(active.moves)}")
+        for move in first.moves:
+            if move.id in active.moves and move.pp != active.moves[move.id].current_pp:
+                bad(f"{turn}: PP of {move.id} {move.pp} != {active.moves[move.id].current_pp}")
+        if to_id(first.item or "none") != to_id(active.item or "none"):
+            bad(f"{turn}: our item {first.item} != {active.item}")
+        if to_id(first.ability) != to_id(active.ability or "none"):
+            bad(f"{turn}: our ability {first.ability} != {active.ability}")
+        want = es.STATUS_NAMES.get(active.status, "none") if active.status else "none"
+        if to_id(first.status) != to_id(want):
+            bad(f"{turn}: our status {first.status} != {active.status}")
+        if first.terastallized != active.is_terastallized:
+            bad(f"{turn}: our Tera flag {first.terastallized} != {active.is_terastallized}")
+        for field, stat in (("attack_boost", "atk"), ("speed_boost", "spe"),
+                            ("special_attack_boost", "spa"), ("defense_boost", "def")):  # fmt: skip
+            if getattr(ours, field) != active.boosts[stat]:
+                bad(f"{turn}: our {field} {getattr(ours, field)} != {active.boosts[stat]}")
+        alive_ours = sum(1 for m in ours.pokemon if m.hp > 0)
+        if alive_ours != sum(1 for m in battle.team.values() if not m.fainted):
+            bad(f"{turn}: {alive_ours} of our Pokémon alive in the state")
+        theirs = state.side_two
+        foe = battle.opponent_active_pokemon
+        second = theirs.pokemon[0]
+        if to_id(second.id) != to_id(foe.species):
+            bad(f"{turn}: their slot 0 is {second.id}, the active is {foe.species}")
+        if abs(second.hp / second.maxhp - foe.current_hp_fraction) > 0.02 and not foe.fainted:
+            bad(f"{turn}: their HP {second.hp}/{second.maxhp} != {foe.current_hp_fraction}")
+        revealed = {to_id(m) for m in foe.moves}
+        have = {to_id(m.id) for m in second.moves}
+        if not revealed <= have and len(revealed) <= 4:
+            bad(f"{turn}: their revealed moves {revealed} not all in {have}")
+        if sum(1 for m in theirs.pokemon if m.maxhp > 1) != max(6, len(battle.opponent_team)):
+            bad(f"{turn}: {sum(1 for m in theirs.pokemon if m.maxhp > 1)} opponent Pokémon")
+        for side, conditions in ((ours, battle.side_conditions),
+                                 (theirs, battle.opponent_side_conditions)):  # fmt: skip
+            sc = side.side_conditions
+            if sc.stealth_rock != int(SideCondition.STEALTH_ROCK in conditions):
+                bad(f"{turn}: Stealth Rock {sc.stealth_rock} != {conditions}")
+            if sc.spikes != int(conditions.get(SideCondition.SPIKES, 0)):
+                bad(f"{turn}: Spikes {sc.spikes} != {conditions}")
+        if foe.status is Status.TOX and theirs.side_conditions.toxic_count != foe.status_counter:
+            bad(f"{turn}: toxic count {theirs.side_conditions.toxic_count} != {foe.status_counter}")
+        weather = next(iter(battle.weather), None)
+        if es.WEATHER_NAMES.get(weather, "none") != str(state.weather).lower():
+            bad(f"{turn}: weather {state.weather} != {battle.weather}")
+        try:
+            options = pe_module().monte_carlo_tree_search(state, iterations=30)
+        except BaseException as error:  # the engine panics as a BaseException
+            bad(f"{turn}: the engine failed ({error}) on {state.to_string()}")
+            return
+        legal = es.engine_orders(battle)
+        names = [_option_name(o.move_choice) for o in options.side_one]
+        if not any(n in legal for n in names):
+            bad(f"{turn}: no engine option {names} is a legal order {sorted(legal)}")
+        self.options_mapped += sum(n in legal for n in names)
+
+
+def pe_module():
+    return es.import_engine()
+
+
+def _play(agent_spec, opponent, battles, seed, fmt="gen9randombattle"):
+    return run_arena(ArenaConfig(agents=[agent_spec, opponent], battles_per_pair=battles,
+                                 seed=seed, concurrency=1, clock_bank=None,
+                                 battle_format=fmt))  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["gen9randombattle", "gen9ou"])
+def test_the_engine_state_matches_the_battle_it_came_from(fmt):
+    made = []
+
+    def factory(**options):
+        made.append(Checking(seed=len(made)))
+        return made[-1]
+
+    register_agent("checking", factory)
+    _play("checking", "max_power", battles=2, seed=5, fmt=fmt)
+    states = sum(m.states for m in made)
+    problems = [p for m in made for p in m.problems]
+    assert states >= 20, states
+    assert not problems, "\n".join(problems[:20])
+    assert sum(m.options_mapped for m in made) >= states
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["gen9randombattle", "gen9ou"])
+def test_the_engine_agent_beats_random_with_legal_orders(fmt):
+    made = []
+
+    def factory(**options):
+        made.append(make_agent("engine:iterations=300,samples=2"))
+        return made[-1]
+
+    register_agent("engine_recorded", factory)
+    result = _play("engine_recorded", "random", battles=2, seed=11, fmt=fmt)
+    record = result.record("engine_recorded")
+    assert record["battles"] == 2 and record["wins"] == 2, result.table()
+    searched = [n for agent in made for n in agent.iteration_counts]
+    assert searched and min(searched) >= 2 * 300
+    assert all(agent.failures == 0 for agent in made)
