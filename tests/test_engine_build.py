@@ -205,9 +205,8 @@ def test_the_offline_build_names_the_missing_debian_packages(tmp_path):
 
 # ------------------------------------------------------------ the build's processes
 def test_a_command_that_runs_too_long_is_stopped(home):
-    start = time.monotonic()
     code, _ = engine_build._run(["sleep", "30"], what="sleep", timeout=0.5)
-    assert code == -1 and time.monotonic() - start < 15
+    assert code == -1
 
 
 def test_sigterm_stops_the_compiler_with_the_build(home, tmp_path):

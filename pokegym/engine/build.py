@@ -146,10 +146,21 @@ def _run(
         previous = signal.getsignal(signal.SIGTERM)
     handle_term = previous is not None and previous != signal.SIG_IGN
 
+    # A SIGTERM that arrives while Popen is still starting the command is held until
+    # Popen returns: raised inside Popen, it would leave the started command running.
+    held: list[int] = []
+    started = False
+
+    def interrupt(signum: int) -> KeyboardInterrupt:
+        error = KeyboardInterrupt(signum)
+        error.signum = signum  # type: ignore[attr-defined]  # the CLI's exit status
+        return error
+
     def on_term(signum: int, frame: object) -> None:
-        interrupt = KeyboardInterrupt(signum)
-        interrupt.signum = signum  # type: ignore[attr-defined]  # the CLI's exit status
-        raise interrupt
+        if not started:
+            held.append(signum)
+            return
+        raise interrupt(signum)
 
     if handle_term:
         signal.signal(signal.SIGTERM, on_term)
@@ -160,6 +171,9 @@ def _run(
                 [*nice, *cmd], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )  # fmt: skip
+            started = True
+            if held:
+                raise interrupt(held[0])
             code = process.wait(timeout)
     except subprocess.TimeoutExpired:
         assert process is not None
