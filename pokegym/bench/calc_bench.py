@@ -24,6 +24,12 @@ the Max Move) are excluded, counted and listed; hits on a substitute change no H
 are listed too. ``--formats gen8randombattle`` measures generation 8 (Dynamax included).
 The last line holds the figures:
 ``calc_in_range=0.985 hits=812 battles=60``.
+
+``--engine`` also asks poke-engine's calculator (``pokegym engine build``) about the same
+hits (:mod:`pokegym.bench.engine_damage`) and reports the two side by side: the hits in
+each range, in both, in only one, the hits the engine could not be given (by reason) and
+the biggest groups of hits where they disagree, each with an example. The last line then
+ends in ``engine_in_range=0.912 engine_hits=790``.
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ import numpy as np
 from pokegym.actions import ActionCodec
 from pokegym.agents import make_agent
 from pokegym.backends.sim import SimBattleSession
+from pokegym.bench.engine_damage import ENGINE_GENERATION, EngineHit, EngineTally, score_hits
 from pokegym.bench.log_replay import Hit, LogReplay, Tally
+from pokegym.engine import require_engine
 from pokegym.env import opponent_choice
 from pokegym.formats import resolve_format
 from pokegym.showdown.simulator import Simulator
@@ -150,8 +158,148 @@ def _describe(c: Combatant) -> str:
     return f"{c.species} L{c.level} ({', '.join(extras)})"
 
 
-def report(tally: Tally, *, show_misses: int = 10, out: Any = None) -> str:
-    """Print the figures; returns the final line."""
+# A miss by at most this many HP, or this share of the HP lost, is put down to rounding
+# (the engine takes 85 % of its largest roll where Showdown rolls before its modifiers).
+ROUNDING_HP, ROUNDING_SHARE = 2, 0.02
+OVER_REPRESENTED = 2.0  # a group is listed when this many times commoner among misses
+
+
+def _hit_features(h: Hit) -> list[str]:
+    """What a hit involved: move, abilities, items, crit, later hit, Tera, weather, terrain."""
+    features = [r for r in _miss_reasons(h) if not r.startswith("calculator note")]
+    if h.crit:
+        features.append("critical hit")
+    if h.hit_number > 1:
+        features.append("second or later hit of a multi-hit move")
+    for role, c in (("attacker", h.attacker), ("defender", h.defender)):
+        if c.terastallized:
+            features.append(f"{role} terastallized")
+    if h.field.weather:
+        features.append(f"weather {h.field.weather}")
+    if h.field.terrain:
+        features.append(f"terrain {h.field.terrain}")
+    return features
+
+
+def _miss_size(pair: EngineHit) -> tuple[str, bool]:
+    """How the prediction out of range misses (ours when the engine's is in range): the
+    line naming it, and whether it misses by more than rounding."""
+    h = pair.hit
+    who, low, high = ("ours", h.low, h.high) if pair.in_range else ("engine", pair.low, pair.high)
+    below = high < h.lost
+    gap = h.lost - high if below else low - h.lost
+    big = gap > max(ROUNDING_HP, ROUNDING_SHARE * h.lost)
+    amount = "more than rounding" if big else "rounding"
+    return f"{who} {'below' if below else 'above'} the HP lost by {amount}", big
+
+
+def _engine_line(pair: EngineHit) -> str:
+    h = pair.hit
+    return (
+        f"{h.format_id} turn {h.turn}: {_describe(h.attacker)} {h.move} -> "
+        f"{_describe(h.defender)}: lost {h.lost} of {h.hp_before}"
+        f"{' (lower bound)' if h.censored else ''}{' crit' if h.crit else ''} hit "
+        f"{h.hit_number}; ours {h.low}-{h.high}, engine {pair.low}-{pair.high}; weather "
+        f"{h.field.weather or '-'}, terrain {h.field.terrain or '-'}"
+    )
+
+
+def report_engine(tally: Tally, engine: EngineTally, *, groups: int = 12, out: Any = None) -> str:
+    """Print the engine's figures beside ours; returns the final line's addition."""
+    out = out or sys.stdout
+    pairs = engine.scored
+    given = len(pairs)
+    ours = sum(p.hit.in_range for p in pairs)
+    theirs = sum(p.in_range for p in pairs)
+    both = sum(p.hit.in_range and p.in_range for p in pairs)
+
+    def share(k: int, n: int) -> str:
+        return f"{k / n:.3f}" if n else "nan"
+
+    print(
+        f"poke-engine beside the calculator: {given} of {len(tally.hits)} hits given to the "
+        "engine (its range: its largest roll x 0.85 to its largest; crits from its "
+        "critical-hit roll)",
+        file=out,
+    )
+    print(f"  {'':34s} {'ours':>7s} {'engine':>7s} {'hits':>6s}", file=out)
+    rows: list[tuple[str, list[EngineHit]]] = [("in range", pairs)]
+    by_format: dict[str, list[EngineHit]] = {}
+    for p in pairs:
+        by_format.setdefault(p.hit.format_id, []).append(p)
+    rows += [(f"  {fmt}", group) for fmt, group in sorted(by_format.items())]
+    rows.append(("  exact HP losses", [p for p in pairs if not p.hit.censored]))
+    rows.append(("  knock-outs and other lower bounds", [p for p in pairs if p.hit.censored]))
+    rows.append(("  critical hits", [p for p in pairs if p.hit.crit]))
+    for label, group in rows:
+        print(
+            f"  {label:34s} {share(sum(p.hit.in_range for p in group), len(group)):>7s} "
+            f"{share(sum(p.in_range for p in group), len(group)):>7s} {len(group):6d}",
+            file=out,
+        )
+    print(
+        f"  both in range {both}, only ours {ours - both}, only the engine {theirs - both}, "
+        f"neither {given - ours - theirs + both}",
+        file=out,
+    )
+    print(f"hits not given to the engine: {sum(engine.not_given.values())}", file=out)
+    for reason, count in engine.not_given.most_common():
+        print(f"  {count:5d}  {reason}", file=out)
+    if engine.given_unknown:
+        print(
+            "hits given with an item or ability unknown to the engine and without a damage "
+            "callback in Showdown's data (the engine reads it as none):",
+            file=out,
+        )
+        for name, count in engine.given_unknown.most_common():
+            print(f"  {count:5d}  {name}", file=out)
+    # What all the hits given involve, to pick what is commoner among the disagreements.
+    everywhere = Counter(f for p in pairs for f in set(_hit_features(p.hit)))
+    for label, side in (("only ours", True), ("only the engine", False)):
+        split = [p for p in pairs if p.hit.in_range == side and p.in_range != side]
+        if not split:
+            continue
+        members: dict[str, list[EngineHit]] = {}
+        for p in split:
+            size, big = _miss_size(p)
+            members.setdefault(size, []).append(p)
+            for feature in set(_hit_features(p.hit)) if big else ():
+                members.setdefault(feature, []).append(p)
+
+        def listed(reason: str, group: list[EngineHit], n: int = len(split)) -> bool:
+            if reason not in everywhere:  # a size line
+                return True
+            return len(group) / n >= OVER_REPRESENTED * everywhere[reason] / given
+
+        ranked = sorted(members.items(), key=lambda kv: -len(kv[1]))
+        ranked = [(r, g) for r, g in ranked if listed(r, g)][:groups]
+        print(
+            f"in range for {label}: {len(split)} hits; by how far the other misses (rounding: "
+            f"{ROUNDING_HP} HP or {ROUNDING_SHARE:.0%} of the HP lost at most), then what the "
+            f"misses by more involve ({OVER_REPRESENTED:g}x commoner than among all hits; a "
+            "hit counts once per line):",
+            file=out,
+        )
+        shown: set[int] = set()
+        for reason, group in ranked:
+            # Its first hit not shown yet (the first one if all were).
+            example = next((p for p in group if id(p) not in shown), group[0])
+            shown.add(id(example))
+            print(f"  {len(group):5d}  {reason}", file=out)
+            print(f"         e.g. {_engine_line(example)}", file=out)
+    print(
+        f"time: the engine {engine.seconds_predicting:.2f} s "
+        f"({engine.seconds_predicting / max(1, given) * 1e6:.0f} us a hit)",
+        file=out,
+    )
+    return f"engine_in_range={share(theirs, given)} engine_hits={given}"
+
+
+def report(
+    tally: Tally, *, show_misses: int = 10, out: Any = None, engine: EngineTally | None = None
+) -> str:
+    """Print the figures (with ``engine``, the engine's beside them); returns the final
+    line."""
     out = out or sys.stdout
     hits = tally.hits
     n = len(hits)
@@ -223,6 +371,8 @@ def report(tally: Tally, *, show_misses: int = 10, out: Any = None) -> str:
         file=out,
     )
     final = f"calc_in_range={share:.3f} hits={n} battles={tally.battles}"
+    if engine is not None:
+        final += " " + report_engine(tally, engine, out=out)
     print(final, file=out)
     return final
 
@@ -241,6 +391,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--misses", type=int, default=10, help="misses to list in detail")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--engine",
+        action="store_true",
+        help="also score the hits with poke-engine's calculator (pokegym engine build)",
+    )
     args = parser.parse_args(argv)
     battles = args.battles or (16 if args.quick else 60)
     if battles < 1:
@@ -248,12 +403,17 @@ def main(argv: list[str] | None = None) -> int:
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     if not formats:
         parser.error("--formats needs at least one format")
+    pe = require_engine() if args.engine else None  # a missing build fails before any battle
     print(
         f"pokegym bench calc: {battles} battles over {', '.join(formats)}; pairings "
         f"{', '.join(' vs '.join(p) for p in PAIRINGS)}"
+        f"{'; poke-engine beside the calculator' if pe is not None else ''}"
     )
     tally = play_battles(battles, formats, seed=args.seed, progress=not args.no_progress)
-    report(tally, show_misses=args.misses)
+    engine = None
+    if pe is not None:
+        engine = score_hits(pe, load_dex(ENGINE_GENERATION), tally.hits)
+    report(tally, show_misses=args.misses, engine=engine)
     return 0
 
 
