@@ -63,17 +63,22 @@ def dex():
 def _hit(
     dex, lost: int, *, crit: bool = False, censored: bool = False, fld: Field | None = None,
     attacker: Combatant = CHOMP, defender: Combatant = LAX, fmt: str = "gen9ou",
+    move: str = "earthquake", hit_number: int = 1, hp_before: int | None = None,
+    target_moved: bool = False,
 ) -> Hit:  # fmt: skip
-    """A hit of Earthquake that took ``lost`` HP, with our prediction filled in."""
+    """A hit of ``move`` that took ``lost`` HP, with our prediction filled in."""
     fld = fld or Field()
-    before = defender.current_hp
+    before = defender.current_hp if hp_before is None else hp_before
     hit = Hit(
-        format_id=fmt, turn=1, move="earthquake", attacker=attacker, defender=defender,
-        field=fld, target_moved=False, hit_number=1, crit=crit, hp_before=before,
-        hp_after=before - lost, censored=censored,
+        format_id=fmt, turn=1, move=move, attacker=attacker, defender=defender,
+        field=fld, target_moved=target_moved, hit_number=hit_number, crit=crit,
+        hp_before=before, hp_after=before - lost, censored=censored,
     )  # fmt: skip
-    result = calculate(dex, attacker, defender, "earthquake", fld)
-    rolls = result.crit_rolls if crit else result.rolls
+    result = calculate(dex, attacker, defender, move, fld, target_moved=target_moved)
+    table = (result.hit_crit_rolls if crit else result.hit_rolls) or (
+        result.crit_rolls if crit else result.rolls,
+    )
+    rolls = table[min(hit_number, len(table)) - 1]
     hit.rolls, hit.low, hit.high = rolls, min(rolls), max(rolls)
     return hit
 
@@ -145,6 +150,33 @@ def test_boosts_screens_weather_tera_and_status_reach_the_engine(pe, dex):
     assert _rolls(pe, dex, CHOMP, LAX, Field(weather="sandstorm")).max_damage == plain
     assert _rolls(pe, dex, CHOMP, LAX, Field(terrain="grassyterrain")).max_damage \
         == int(183 * 1.5 * 0.5)  # fmt: skip
+
+
+@needs_engine
+def test_the_engine_sees_the_defender_before_this_hit_and_a_switch_in(pe, dex):
+    # Dragon Claw on a Multiscale Dragonite at full HP: halved. A second hit (Dragon Darts
+    # here) finds it below full HP: not halved. The engine computes one hit, from the HP
+    # before it.
+    nite = Combatant(
+        species="dragonite", level=100, types=("Dragon", "Flying"), ability="multiscale",
+        stats={"hp": 386, "atk": 403, "def": 226, "spa": 212, "spd": 236, "spe": 259},
+    )  # fmt: skip
+    first = _hit(dex, 50, defender=nite, move="dragondarts")
+    second = _hit(dex, 100, defender=nite, move="dragondarts", hit_number=2, hp_before=336)
+    one, two = score_hits(pe, dex, [first, second]).scored
+    assert two.high == two.hit.high == 204  # both calculators, nothing halved
+    assert two.high > 1.8 * one.high  # the engine halves the power: 105, not 102
+    # Stakeout doubles against a Pokémon that came in this turn; the engine reads that from
+    # the defender's choice, a switch.
+    staker = dataclasses.replace(CHOMP, ability="stakeout")
+    came_in = dataclasses.replace(LAX, just_switched_in=True)
+    stayed, switched = score_hits(pe, dex, [
+        _hit(dex, 250, attacker=staker), _hit(dex, 500, attacker=staker, defender=came_in,
+                                              target_moved=True),
+    ]).scored  # fmt: skip
+    # 200 power: floor(floor(42 * 200 * 359 / 166) / 50) + 2 = 365, x1.5 STAB.
+    assert stayed.high == HIGH and switched.high == switched.hit.high == 547
+    assert stayed.in_range and switched.in_range and switched.hit.in_range
 
 
 @needs_engine

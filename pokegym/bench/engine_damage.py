@@ -8,8 +8,10 @@ engine's damage reads (Flash Fire, Charge, Slow Start, Magnet Rise, Tar Shot, Gl
 Roost, Protosynthesis / Quark Drive by stat, a type change); the field's weather, terrain,
 Reflect, Light Screen and Aurora Veil; the order of the turn (whether the defender has
 moved); and, as side two's choice, a switch when the defender came in this turn (the
-engine's Stakeout reads it there). The engine's Pokémon has no count of the hits it took
-(Rage Fist) nor of the types a Stellar Tera has boosted, so those are not given.
+engine's Stakeout reads it there). The defender's HP is its HP before the hit: the engine
+computes one hit, so a later hit of a multi-hit move sees what the earlier ones left
+(Multiscale used up). The engine's Pokémon has no count of the hits it took (Rage Fist)
+nor of the types a Stellar Tera has boosted, so those are not given.
 
 ``poke_engine.calculate_damage`` answers with two numbers, the largest roll and the
 largest critical-hit roll (a move of fixed damage such as Seismic Toss or Super Fang gives
@@ -137,8 +139,11 @@ def _own_types(c: Combatant) -> tuple[str, ...]:
     return c.types
 
 
-def engine_pokemon(pe: Any, dex: Dex, c: Combatant, move: str = NO_MOVE) -> Any:
-    """A ``poke_engine.Pokemon`` from a calculator :class:`Combatant` (``move`` its one move)."""
+def engine_pokemon(
+    pe: Any, dex: Dex, c: Combatant, move: str = NO_MOVE, hp: int | None = None
+) -> Any:
+    """A ``poke_engine.Pokemon`` from a calculator :class:`Combatant` (``move`` its one
+    move; ``hp`` instead of its own HP)."""
     entry = dex.species_entry(c.species)
     types = _types(_own_types(c))
     base_types = _types(entry.get("types") or ())
@@ -146,7 +151,7 @@ def engine_pokemon(pe: Any, dex: Dex, c: Combatant, move: str = NO_MOVE) -> Any:
     stats = c.stats
     return pe.Pokemon(
         id=c.species, level=int(c.level), types=types, base_types=base_types,
-        hp=int(c.current_hp), maxhp=int(stats["hp"]),
+        hp=int(c.current_hp if hp is None else hp), maxhp=int(stats["hp"]),
         ability="none" if c.ability_suppressed or not c.ability else c.ability,
         base_ability=c.ability or "none", item=c.item or "none",
         attack=int(stats["atk"]), defense=int(stats["def"]),
@@ -168,8 +173,10 @@ def _volatiles(dex: Dex, c: Combatant) -> set[str]:
     return names
 
 
-def _side(pe: Any, dex: Dex, c: Combatant, move: str, conditions: Any) -> Any:
-    mons = [engine_pokemon(pe, dex, c, move)]
+def _side(
+    pe: Any, dex: Dex, c: Combatant, move: str, conditions: Any, hp: int | None = None
+) -> Any:
+    mons = [engine_pokemon(pe, dex, c, move, hp)]
     for _ in range(min(c.fainted_allies, TEAM_SIZE - 1)):
         mons.append(pe.Pokemon(id=FAINTED_FILLER, hp=0, maxhp=1))
     boosts = c.boosts
@@ -188,13 +195,20 @@ def _side(pe: Any, dex: Dex, c: Combatant, move: str, conditions: Any) -> Any:
 
 
 def engine_state(
-    pe: Any, dex: Dex, attacker: Combatant, defender: Combatant, move: str, fld: Field
+    pe: Any,
+    dex: Dex,
+    attacker: Combatant,
+    defender: Combatant,
+    move: str,
+    fld: Field,
+    *,
+    defender_hp: int | None = None,
 ) -> Any:
     """The engine's ``State`` for ``attacker`` (side one) using ``move`` on ``defender``
-    (side two) on ``fld``."""
+    (side two) on ``fld``; ``defender_hp`` instead of the defender's own HP."""
     return pe.State(
         side_one=_side(pe, dex, attacker, move, fld.attacker_side),
-        side_two=_side(pe, dex, defender, NO_MOVE, fld.defender_side),
+        side_two=_side(pe, dex, defender, NO_MOVE, fld.defender_side, defender_hp),
         weather=WEATHER.get(fld.weather, "none"), weather_turns_remaining=5 if fld.weather else 0,
         terrain=fld.terrain if fld.terrain in TERRAINS else "none",
         terrain_turns_remaining=5 if fld.terrain in TERRAINS else 0,
@@ -299,7 +313,10 @@ def score_hits(pe: Any, dex: Dex, hits: Iterable[Hit]) -> EngineTally:
         if reason is None:
             start = time.perf_counter()
             try:
-                state = engine_state(pe, dex, hit.attacker, hit.defender, hit.move, hit.field)
+                # The engine computes one hit: the defender as it stands before this one
+                # (a multi-hit move's first hit may have used up its Multiscale).
+                state = engine_state(pe, dex, hit.attacker, hit.defender, hit.move, hit.field,
+                                     defender_hp=hit.hp_before)  # fmt: skip
                 rolls = engine_rolls(
                     pe, state, hit.move, attacker_first=not hit.target_moved,
                     defender_switched=hit.defender.just_switched_in,
