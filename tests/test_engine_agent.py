@@ -96,9 +96,9 @@ class Checking:
             return DefaultBattleOrder()
         return orders[names[int(self.rng.integers(len(names)))]]
 
-    def check(self, battle):
+    def check(self, battle, belief=None):
         dex = load_dex(battle.gen)
-        belief = belief_for(battle)
+        belief = belief or belief_for(battle)
         guess = belief.modal_determinization()
         unseen = es.unseen_opponents(battle, guess, belief.prior, self.rng)
         state = es.engine_state(battle, dex, guess, unseen)
@@ -224,3 +224,30 @@ def test_the_engine_agent_beats_random_with_legal_orders(fmt):
     searched = [n for agent in made for n in agent.iteration_counts]
     assert searched and min(searched) >= 2 * 300
     assert all(agent.failures == 0 for agent in made)
+
+
+def test_the_engine_state_matches_a_recorded_battle_at_every_request():
+    """Offline (no Node): player 1's view rebuilt from a recorded random battle, the
+    engine state built and checked at every request, and the engine's options legal."""
+    from test_priors_recorded import RANDOM_BATTLE, load, prior_of
+
+    from pokegym.backends.base import PlayerView
+    from pokegym.world.priors import BeliefState
+
+    recording = load(RANDOM_BATTLE)
+    belief = BeliefState(prior_of(recording), our_role="p1", gen=9)
+    checker = Checking(seed=1)
+    view = PlayerView(recording["tag"], recording["names"][0], recording["names"][1], "p1",
+                      recording["gen"])  # fmt: skip
+    for text, requests in recording["blocks"]:
+        view.feed(text)
+        view.feed_requests(requests)
+        battle = view.battle
+        asked = requests and not requests[-1].get("wait")  # a "wait" request asks nothing
+        if asked and battle.opponent_active_pokemon is not None and not battle.finished:
+            belief.update(battle)
+            if es.engine_orders(battle):
+                checker.check(battle, belief)
+    assert checker.states >= 20, checker.states
+    assert not checker.problems, "\n".join(checker.problems[:20])
+    assert checker.options_mapped >= checker.states
