@@ -28,11 +28,13 @@ $(STAMP): pyproject.toml pokegym/showdown/js/package-lock.json
 	$(BIN)/pokegym showdown install
 	touch $(STAMP)
 
-# The main job on the embedded defaults: a round robin of the distilled agent (MCTS with
-# the shipped value network, 0.5 s per decision), poke-env's SimpleHeuristicsPlayer and the
-# baselines, 10 gen9randombattle battles per pair, results (table, JSON, CSV, plots) in results/.
+# The main job on the embedded defaults: a round robin of the strongest agent, `engine`
+# (poke-engine's MCTS on guesses drawn from the belief, 0.5 s per decision), `distilled`
+# (our MCTS with the shipped value network, 0.5 s per decision), poke-env's
+# SimpleHeuristicsPlayer and the baselines, 10 gen9randombattle battles per pair, results
+# (table, JSON, CSV, plots) in results/.
 run: setup
-	$(BIN)/pokegym compare --agents distilled,abyssal,simple_heuristics,one_step,max_power,random --format gen9randombattle --battles 10 --out results
+	$(BIN)/pokegym compare --agents engine,distilled,abyssal,simple_heuristics,one_step,max_power,random --format gen9randombattle --battles 10 --out results
 
 # The real OpenAI-compatible server of tests/test_llm_server.py: llama-cpp-python compiled
 # once into $POKEGYM_HOME/llama-server (566-604 s measured on 2 busy cores at nice 19, portable
