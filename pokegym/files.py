@@ -8,6 +8,7 @@ is atomic). A crash or an interrupt leaves the old file and no temporary behind.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -37,3 +38,12 @@ def atomic_write(path: str | Path, data: str | bytes, *, encoding: str = "utf-8"
 def atomic_write_json(path: str | Path, value: Any, **dump_options: Any) -> Path:
     """:func:`atomic_write` of ``json.dumps(value, **dump_options)``."""
     return atomic_write(path, json.dumps(value, **dump_options))
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes (hex), read in pieces of 4 MiB."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()

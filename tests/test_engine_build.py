@@ -22,6 +22,7 @@ from pokegym.cli import main as cli_main
 from pokegym.engine import build as engine_build
 from pokegym.engine import require_engine, source
 from pokegym.errors import EngineBuildError, EngineMissingError
+from pokegym.files import file_sha256
 
 CI = bool(os.environ.get("CI"))
 ENGINE_INSTALLED = importlib.util.find_spec("poke_engine") is not None
@@ -136,7 +137,7 @@ def test_the_sdist_is_downloaded_from_a_pep503_index(home, tmp_path, monkeypatch
     monkeypatch.setattr(source, "index_urls", lambda: [(index / "simple").as_uri()])
     got = source.fetch_sdist()
     assert got == home / "poke-engine" / "sdist" / source.SDIST_NAME
-    assert source.sha256_of(got) == source.SDIST_SHA256
+    assert file_sha256(got) == source.SDIST_SHA256
 
 
 def test_no_index_listing_the_sdist_is_an_error_naming_the_way_out(home, tmp_path, monkeypatch):

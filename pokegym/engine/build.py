@@ -51,10 +51,10 @@ from pokegym.engine.source import (
     apply_patch,
     engine_home,
     fetch_sdist,
-    sha256_of,
     unpack,
 )
 from pokegym.errors import EngineBuildError
+from pokegym.files import file_sha256
 from pokegym.showdown.install import file_lock
 
 DISTRIBUTION = "poke-engine"
@@ -87,7 +87,7 @@ def debian_features() -> tuple[str, ...]:
 
 
 def patch_sha256() -> str:
-    return sha256_of(PATCH)
+    return file_sha256(PATCH)
 
 
 def build_key() -> str:

@@ -10,7 +10,6 @@ the file whose name and sha256 are pinned here.
 
 from __future__ import annotations
 
-import hashlib
 import html.parser
 import os
 import re
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pokegym.errors import EngineBuildError
+from pokegym.files import file_sha256
 from pokegym.showdown.install import cache_home
 
 PROJECT = "poke-engine"
@@ -48,14 +48,6 @@ def _quiet(_: str) -> None:
 def engine_home() -> Path:
     """``$POKEGYM_HOME/poke-engine``: the archive, the wheels, the build logs."""
     return cache_home() / "poke-engine"
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 # ------------------------------------------------------------------------ the index
@@ -131,7 +123,7 @@ def fetch_sdist(*, log: Log = _quiet) -> Path:
     """
     folder = engine_home() / "sdist"
     path = folder / SDIST_NAME
-    if path.is_file() and sha256_of(path) == SDIST_SHA256:
+    if path.is_file() and file_sha256(path) == SDIST_SHA256:
         return path
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
@@ -142,7 +134,7 @@ def fetch_sdist(*, log: Log = _quiet) -> Path:
             origin = local
         else:
             origin = _download(got, log=log)
-        digest = sha256_of(got)
+        digest = file_sha256(got)
         if digest != SDIST_SHA256:
             raise EngineBuildError(
                 f"{SDIST_NAME} from {origin} has sha256 {digest}, expected {SDIST_SHA256}; "

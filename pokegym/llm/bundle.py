@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pokegym.files import file_sha256
 from pokegym.llm.base import (
     BackendNotAvailableError,
     BundleChecksumError,
@@ -298,14 +299,6 @@ def verify_checkpoint(bundle: Bundle) -> None:
             tmp = folder / f"{_STAMPS}.tmp"
             tmp.write_text(json.dumps(stamps))
             os.replace(tmp, folder / _STAMPS)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _stamp(path: Path) -> list[int]:

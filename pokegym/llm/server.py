@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from pokegym.files import file_sha256
 from pokegym.llm.base import LLMError
 from pokegym.showdown.install import cache_home, file_lock
 
@@ -98,14 +99,6 @@ def build_key() -> str:
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _run(cmd: Sequence[str], *, log: Log, what: str, env: dict[str, str] | None = None) -> None:
     """Run ``cmd`` at the lowest CPU priority; its output goes to a log file, whose tail
     is in the error when it fails."""
@@ -127,7 +120,7 @@ def fetch_sdist(*, log: Log = _quiet) -> Path:
     (or copied from ``$POKEGYM_LLAMA_CPP_SDIST``), checked against its sha256."""
     folder = server_home() / "sdist"
     path = folder / SDIST_NAME
-    if path.is_file() and _sha256(path) == SDIST_SHA256:
+    if path.is_file() and file_sha256(path) == SDIST_SHA256:
         return path
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
@@ -143,7 +136,7 @@ def fetch_sdist(*, log: Log = _quiet) -> Path:
         got = Path(tmp) / SDIST_NAME
         if not got.is_file():
             raise LlamaServerError(f"pip did not download {SDIST_NAME} (see the log above)")
-        digest = _sha256(got)
+        digest = file_sha256(got)
         if digest != SDIST_SHA256:
             raise LlamaServerError(
                 f"{SDIST_NAME} has sha256 {digest}, expected {SDIST_SHA256}; not used."
@@ -304,7 +297,7 @@ def convert_bundle(
                     "bundle": bundle_name,
                     "type": gguf_type,
                     "size": out.stat().st_size,
-                    "sha256": _sha256(out),
+                    "sha256": file_sha256(out),
                     "seconds": round(time.perf_counter() - start, 1),
                 },
                 indent=1,
