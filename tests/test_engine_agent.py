@@ -13,6 +13,7 @@ from pokegym.arena import ArenaConfig, run_arena
 from pokegym.errors import AgentOptionError, EngineMissingError
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors import belief_for
+from pokegym.world.state import STATUS_IDS
 from policies.core import engine_state as es
 from policies.engine import EngineOptions, EnginePolicy, _option_name
 
@@ -131,7 +132,7 @@ class Checking:
             bad(f"{turn}: our item {first.item} != {active.item}")
         if to_id(first.ability) != to_id(active.ability or "none"):
             bad(f"{turn}: our ability {first.ability} != {active.ability}")
-        want = es.STATUS_NAMES.get(active.status, "none") if active.status else "none"
+        want = es.ENGINE_STATUS.get(STATUS_IDS.get(active.status, ""), "none")
         if to_id(first.status) != to_id(want):
             bad(f"{turn}: our status {first.status} != {active.status}")
         if first.terastallized != active.is_terastallized:

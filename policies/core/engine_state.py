@@ -43,10 +43,9 @@ from pokegym.world.state import MonState, default_set, opponent_mon_state, own_m
 
 log = logging.getLogger(__name__)
 
-STATUS_NAMES = {
-    Status.BRN: "burn", Status.PAR: "paralyze", Status.PSN: "poison", Status.TOX: "toxic",
-    Status.SLP: "sleep", Status.FRZ: "freeze",
-}  # fmt: skip
+# The engine's names of the world model's status ids (pokegym.world.state.STATUS_IDS).
+ENGINE_STATUS = {"brn": "burn", "par": "paralyze", "psn": "poison", "tox": "toxic",
+                 "slp": "sleep", "frz": "freeze"}  # fmt: skip
 WEATHER_NAMES = {
     Weather.SUNNYDAY: "sun", Weather.RAINDANCE: "rain", Weather.SANDSTORM: "sand",
     Weather.HAIL: "hail", Weather.SNOWSCAPE: "snow", Weather.SNOW: "snow",
@@ -139,7 +138,7 @@ def engine_pokemon(
         moves.append(pe.Move(id="none", pp=0, disabled=True))
     types = _types(dex, mon.species)
     tera = mon.tera_type.lower() if mon.tera_type else "typeless"
-    status = STATUS_NAMES_BY_ID.get(mon.status, "none")
+    status = ENGINE_STATUS.get(mon.status, "none")
     return pe.Pokemon(
         id=mon.species,
         level=int(mon.level),
@@ -163,10 +162,6 @@ def engine_pokemon(
         terastallized=bool(mon.terastallized),
         tera_type=tera,
     )
-
-
-STATUS_NAMES_BY_ID = {"brn": "burn", "par": "paralyze", "psn": "poison", "tox": "toxic",
-                      "slp": "sleep", "frz": "freeze"}  # fmt: skip
 
 
 def _pp_of(mon: BattlePokemon) -> dict[str, int]:
