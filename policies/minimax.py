@@ -282,5 +282,3 @@ def root_actions(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder
             orders[("switch", index[id(mon)], False)] = SingleBattleOrder(mon)
     return orders
 
-
-_root_orders = root_actions  # the older private name

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,7 +47,7 @@ from pokegym.world.evaluation import terminal_value
 from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
-from policies.mcts import collector_paused
+from policies.mcts import Evaluator, collector_paused
 
 PASS: Action = ("pass", None, False)
 
@@ -56,12 +56,6 @@ class Proposer(Protocol):
     """Candidate actions for ``side`` at ``state``, best first (a subset of ``legal``)."""
 
     def propose(self, state: BattleState, side: int, legal: list[Action]) -> list[Action]: ...
-
-
-class Evaluator(Protocol):
-    """Side 0's chance to win from each state, in [0, 1] (states are not finished)."""
-
-    def evaluate(self, states: Sequence[BattleState]) -> list[float]: ...
 
 
 class SearchTimeout(Exception):
