@@ -31,6 +31,7 @@ from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 from pokegym.world.data import load_dex
 from pokegym.world.priors import belief_for
 from policies.base import Policy
+from policies.core.deadline import seconds_left
 from policies.core.engine_state import (
     engine_orders,
     engine_state,
@@ -41,8 +42,6 @@ from policies.core.engine_state import (
 log = logging.getLogger(__name__)
 
 CHOICES = ("max", "mixed")
-# Seconds kept in hand before a decision's deadline for building and sending the order.
-DEADLINE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -151,7 +150,7 @@ class EnginePolicy(Policy):
                 result = self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
                                                              threads=o.threads)  # fmt: skip
             else:
-                left = o.budget - (time.perf_counter() - started) - DEADLINE_MARGIN
+                left = seconds_left(o.budget, started)
                 ms = max(1, int(1000 * left / (len(guesses) - i)))
                 result = self.engine.monte_carlo_tree_search(state, duration_ms=ms,
                                                              threads=o.threads)  # fmt: skip

@@ -52,6 +52,7 @@ from pokegym.world.priors import battle_format, belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
+from policies.core.deadline import seconds_left
 from policies.mcts import SMMCTS, RootStats, SearchConfig
 from policies.minimax import decision_state, root_actions
 from policies.search import legal_actions
@@ -62,8 +63,6 @@ EVALUATORS = ("heuristic", "network", "auto")
 CHANCE_MODES = ("expected", "sampled")
 PRIORS = ("none", "heuristic", "network", "llm")
 ANCHORS = ("none", "abyssal")
-# Seconds kept in hand before a decision's deadline for building and sending the order.
-DEADLINE_MARGIN = 0.05
 
 
 class WorldGame:
@@ -448,9 +447,7 @@ class MCTSPolicy(Policy):
                         outcome_key=outcome_key if self.config.chance else None)  # fmt: skip
         if self.iterations:
             return search.search(states, self.rng, iterations=self.iterations)
-        spent = time.perf_counter() - started
-        budget = max(0.0, self.budget - spent - DEADLINE_MARGIN)
-        return search.search(states, self.rng, budget=budget)
+        return search.search(states, self.rng, budget=seconds_left(self.budget, started))
 
     def root_policy(
         self, battle: AbstractBattle, orders: dict[Action, BattleOrder]

@@ -252,3 +252,10 @@ def test_the_engine_state_matches_a_recorded_battle_at_every_request():
     assert checker.states >= 20, checker.states
     assert not checker.problems, "\n".join(checker.problems[:20])
     assert checker.options_mapped >= checker.states
+
+
+def test_the_deadline_rule_keeps_the_margin_and_never_goes_below_zero():
+    from policies.core.deadline import DEADLINE_MARGIN, seconds_left
+
+    assert seconds_left(0.5, started=10.0, now=10.1) == pytest.approx(0.4 - DEADLINE_MARGIN)
+    assert seconds_left(0.5, started=10.0, now=11.0) == 0.0
