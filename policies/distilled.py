@@ -422,9 +422,9 @@ DISTILLED_MCTS: dict[str, Any] = {
 """The ``mcts`` options the ``distilled`` agent uses by default (``search=mcts``).
 
 ``model_reply_turns=1``: at the root the opponent draws its action from the damage prior
-instead of maximising, so the search answers the opponent it predicts (against
-``abyssal`` +7.8 points [+3.5, +12.1] over 600 paired battles, against
-``simple_heuristics`` +1.3 [−2.7, +5.4] over 300; docs/results.md).
+instead of maximising, so the search answers the opponent it predicts rather than the
+opponent's best reply (what that gains, paired against the search without it: docs/results.md,
+"Search").
 ``distilled:model_reply_turns=0`` is the search without it."""
 
 

@@ -33,7 +33,8 @@ injectable, and a seed makes every choice reproducible (with an iteration budget
 Python's cyclic garbage collector is paused while a search runs (:func:`collector_paused`):
 an iteration allocates states and nodes that reference counting alone frees (the tree
 holds no cycles), and the collector's passes over every live object of the process (the
-priors' tables among them) took about a quarter of the search's time.
+priors' tables among them) took a large share of the search's time
+(docs/experiments/mcts-search.md, "Where an iteration's time goes").
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ distilled value network (``evaluator=network``, the shipped checkpoint unless
 ``checkpoint=`` names another); ``evaluator=auto`` uses the network where it was trained
 (random battles, or any format when ``checkpoint=`` names a network) and the
 hand-written evaluator elsewhere (in Gen 9 OU it plays as well and costs less;
-docs/results.md).
+docs/experiments/mcts-search.md, sections 6 and 12).
 ``chance=sampled`` draws each turn's random events (misses, critical hits, secondary
 effects, speed ties) instead of the world model's expected turn. ``prior=heuristic``
 steers every node's first visits by the damage each move does (PUCT,
@@ -96,7 +96,8 @@ class AnchoredPrior:
     ``opponent_floor`` mixes that share of a uniform prior into side 1's prior at every
     node: the damage prior puts nearly all of the opponent's mass on its strongest attack,
     so its switches and status moves were hardly searched (a switch that the opponent
-    then made had ~2 % of the search's visits).
+    then made had drawn almost none of the search's visits; docs/experiments/mcts-search.md,
+    section 8).
     """
 
     def __init__(
@@ -140,9 +141,9 @@ def leaf_evaluator(evaluator: str, fmt: str, checkpoint: str | None) -> str:
 
     ``auto``: the network where it was trained, which is random battles for the shipped
     checkpoint and any format for a checkpoint the user names; the hand-written evaluator
-    elsewhere (in Gen 9 OU with pool teams, paired against the random-battle network:
-    +3.8 points [-0.7, +8.4] against `simple_heuristics` over 266 battles, -1.9 [-11.6,
-    +7.9] against `abyssal` over 108, at about half the cost of an iteration)."""
+    elsewhere: outside the formats it was trained on, the network is no better a leaf than
+    the hand-written evaluator and makes an iteration dearer (the paired Gen 9 OU runs are
+    in docs/experiments/mcts-search.md, sections 6 and 12)."""
     if evaluator != "auto":
         return evaluator
     return "network" if checkpoint or "randombattle" in fmt else "heuristic"

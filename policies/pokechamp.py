@@ -372,8 +372,8 @@ class PokeChampPolicy(MinimaxPolicy):
             a CPU model (a root grid of 5 x 4 makes 20 inner nodes of 2 x 2 leaves).
         history_turns, knowledge, lookahead_text: what the prompts show.
         prompt_layout: ``battle`` (append-only across the battle, so the model's prefix
-            cache leaves each turn only what changed to compute; 1.45x faster decisions
-            than ``turn`` on a CPU, docs/llm.md) or ``turn`` (the description made anew
+            cache leaves each turn only what changed to compute, which makes decisions
+            faster than ``turn`` on a CPU: docs/llm.md) or ``turn`` (the description made anew
             each turn, as in the results measured before the battle layout existed); see
             :class:`pokegym.text.BattlePrompter`.
         time_limit: seconds per decision; None: the turn clock.

@@ -271,7 +271,7 @@ class PolicyNetwork:
         if single:
             obs, masks = obs[None], masks[None]
         # One decision is a batch of one: torch's thread pool costs more than it saves
-        # (measured here: ~1.3 ms on one thread, ~6.7 ms on two busy cores).
+        # on busy cores (docs/ppo.md measures a forward pass on one thread and on two).
         threads = torch.get_num_threads()
         if threads != self.threads:
             torch.set_num_threads(self.threads)

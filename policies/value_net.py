@@ -180,7 +180,8 @@ class DistilledNetwork:
     def win_probability_one(self, features: np.ndarray) -> float:
         """:meth:`win_probability` of one state's features (a 1-D vector), for a search
         that scores one leaf at a time: vector products instead of a batch's matrix
-        products, and the scalar tail in Python floats, about 4x faster per state.
+        products, and the scalar tail in Python floats, faster per state (docs/search.md,
+        "Speed").
         Equal to the batch's value up to float32 rounding (the products sum in another
         order)."""
         x = (features - self._mean) * self._inv_std
@@ -358,9 +359,8 @@ class EnsembleNetwork:
     the LLM score and the policy prior are the primary checkpoint's, so an experience
     memory built for it still matches. A single network is right on average but noisy on
     single positions and the search picks the maximum over noisy values; averaging
-    members lowers that noise for a few more matrix products per batch (on 200 battles
-    against ``abyssal`` a five-network average played no measurably better:
-    docs/distilled.md).
+    members lowers that noise for a few more matrix products per batch (whether it plays
+    better: docs/experiments/distilled-agent.md, "Further variants").
     """
 
     def __init__(self, primary: DistilledNetwork, members: Sequence[DistilledNetwork]):

@@ -24,7 +24,7 @@ def seed_string(seed: int) -> str:
 
     Showdown accepts two generators: ChaCha20 ("sodium", its default for new
     battles) and the games' own 64-bit LCG ("gen5"). Both are deterministic; the
-    LCG makes a simulated turn ~25 % cheaper, which is why it is used here.
+    LCG makes a simulated turn cheaper (docs/backends.md), which is why it is used here.
     """
     if seed < 0:
         raise ValueError(f"seeds are non-negative integers, got {seed}")

@@ -22,14 +22,14 @@ Doom Desire, whose user may have left the field; in generation 8, a Max Move whe
 set holds two moves of its type with different Max Move power, since the log names only
 the Max Move) are excluded, counted and listed; hits on a substitute change no HP and
 are listed too. ``--formats gen8randombattle`` measures generation 8 (Dynamax included).
-The last line holds the figures:
-``calc_in_range=0.985 hits=812 battles=60``.
+The last line holds the figures: ``calc_in_range=<share> hits=<n> battles=<n>``
+(the latest are in docs/results.md).
 
 ``--engine`` also asks poke-engine's calculator (``pokegym engine build``) about the same
 hits (:mod:`pokegym.bench.engine_damage`) and reports the two side by side: the hits in
 each range, in both, in only one, the hits the engine could not be given (by reason) and
 the biggest groups of hits where they disagree, each with an example. The last line then
-ends in ``engine_in_range=0.912 engine_hits=790``.
+ends in ``engine_in_range=<share> engine_hits=<n>``.
 """
 
 from __future__ import annotations

@@ -113,8 +113,8 @@ def free_cores(cores: int | None = None, loadavg: Path = LOADAVG) -> int:
     Reads the instantaneous count of runnable tasks (``/proc/loadavg``'s fourth field,
     this process's running thread excluded), else the 1-minute load average. A model
     whose threads outnumber the free cores stalls at every parallel step waiting for
-    the thread that was descheduled: on a 2-core machine busy with other battles
-    (load ~10), one 990-token prompt took 8.6 s with one thread and 28 s with two.
+    the thread that was descheduled, so one thread can be several times faster than two
+    on a machine busy with other battles (docs/llm.md, "Threads").
     """
     cores = cores or usable_cores()
     try:

@@ -64,11 +64,10 @@ class PriorsNotBuiltError(PokegymError):
 
 #: Environment variable naming a Smogon chaos JSON used for team formats.
 USAGE_STATS_ENV = "POKEGYM_USAGE_STATS"
-#: Teams generated for a random-battle prior. Measured on 2,000 fresh teams: at
-#: 20,000 teams 0.5 % of the sets Showdown generates for gen 9 fall outside the
-#: prior's support (3.3 % at 5,000, 11 % at 2,000; gen 8: 0.1 %, 0.7 %, 3.5 %). A build
-#: takes ~12-14 s on two cores, once per format and Showdown install; the cached file
-#: (~1.2 MB) loads in ~0.05 s.
+#: Teams generated for a random-battle prior: enough that few of the sets Showdown
+#: generates fall outside the prior's support, for a build paid once per format and
+#: Showdown install and a cached file that loads quickly (docs/priors.md, "Random
+#: battles", has the coverage at 2,000, 5,000 and 20,000 teams and the times).
 DEFAULT_RANDOM_TEAMS = 20_000
 # 2: rows of equal count in a canonical order (the same arguments write the same file).
 _SCHEMA = 2
