@@ -6,9 +6,7 @@ line, and real battles (slow)."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import io
-import os
 import sys
 
 import pytest
@@ -25,14 +23,6 @@ from pokegym.cli import main as cli_main
 from pokegym.engine import require_engine
 from pokegym.world.damage import Combatant, Field, Side, calculate
 from pokegym.world.data import load_dex
-
-CI = bool(os.environ.get("CI"))
-ENGINE_INSTALLED = importlib.util.find_spec("poke_engine") is not None
-needs_engine = pytest.mark.skipif(
-    not ENGINE_INSTALLED and not CI,
-    reason="poke-engine is not installed: `pokegym engine build` (in CI, where make "
-    "setup builds it, these tests fail instead)",
-)
 
 # Garchomp's Earthquake (100 power, Ground STAB) on a Snorlax (Normal: neutral), level 100.
 CHOMP = Combatant(
@@ -97,7 +87,6 @@ def test_the_engine_range_is_its_largest_roll_and_85_percent_of_it():
 
 
 # ------------------------------------------------------------------ the converter
-@needs_engine
 def test_a_neutral_stab_hit_gets_the_formula_range_from_both_calculators(pe, dex):
     assert _rolls(pe, dex, CHOMP, LAX, Field()) == EngineRolls(HIGH, CRIT_HIGH)
     ours = calculate(dex, CHOMP, LAX, "earthquake", Field())
@@ -123,7 +112,6 @@ def test_a_neutral_stab_hit_gets_the_formula_range_from_both_calculators(pe, dex
     assert edge.hit.in_range and not edge.in_range
 
 
-@needs_engine
 def test_boosts_screens_weather_tera_and_status_reach_the_engine(pe, dex):
     plain = _rolls(pe, dex, CHOMP, LAX, Field()).max_damage
     # +2 Attack: 718 Attack, base floor(floor(42 * 100 * 718 / 166) / 50) + 2 = 365; x1.5.
@@ -152,7 +140,6 @@ def test_boosts_screens_weather_tera_and_status_reach_the_engine(pe, dex):
         == int(183 * 1.5 * 0.5)  # fmt: skip
 
 
-@needs_engine
 def test_the_engine_sees_the_defender_before_this_hit_and_a_switch_in(pe, dex):
     # Dragon Claw on a Multiscale Dragonite at full HP: halved. A second hit (Dragon Darts
     # here) finds it below full HP: not halved. The engine computes one hit, from the HP
@@ -179,7 +166,6 @@ def test_the_engine_sees_the_defender_before_this_hit_and_a_switch_in(pe, dex):
     assert stayed.in_range and switched.in_range and switched.hit.in_range
 
 
-@needs_engine
 def test_names_the_engine_does_not_know_are_counted(pe, dex):
     # Light Clay is unknown to the engine and changes no damage: the hit is given.
     clay = _hit(dex, 250, defender=dataclasses.replace(LAX, item="lightclay"))
@@ -197,7 +183,6 @@ def test_names_the_engine_does_not_know_are_counted(pe, dex):
 
 
 # ------------------------------------------------------------------ the report
-@needs_engine
 def test_the_report_puts_the_engine_beside_ours(pe, dex):
     tally = Tally(battles=1)
     tally.formats["gen9ou"] += 1
@@ -227,7 +212,6 @@ def test_engine_without_the_engine_is_one_line_and_status_2(monkeypatch, capsys)
 
 # ------------------------------------------------------------------ real battles
 @pytest.mark.slow
-@needs_engine
 def test_engine_on_real_battles_counts_add_up(capsys):
     assert calc_bench.main(["--battles", "4", "--engine", "--no-progress", "--seed", "3"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()

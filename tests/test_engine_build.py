@@ -1,12 +1,11 @@
 """poke-engine as a dependency: the build's key, the sdist's download and sha256 check,
 the patch for Debian's crates, the one error when the engine is missing, and the engine
-that ``pokegym engine build`` installed (``make setup`` builds it, so under CI the tests
-of the real module fail rather than skip when it is missing)."""
+that ``pokegym engine build`` installed (``make setup`` builds it; the tests of the real
+module fail, never skip, when it is missing)."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import shutil
 import signal
@@ -24,8 +23,6 @@ from pokegym.engine import require_engine, source
 from pokegym.errors import EngineBuildError, EngineMissingError
 from pokegym.files import file_sha256
 
-CI = bool(os.environ.get("CI"))
-ENGINE_INSTALLED = importlib.util.find_spec("poke_engine") is not None
 # The pinned sdist, as `pokegym engine build` cached it (looked up before any test
 # moves POKEGYM_HOME).
 CACHED_SDIST = source.engine_home() / "sdist" / source.SDIST_NAME
@@ -49,9 +46,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="module")
 def pinned_sdist() -> Path:
     if not CACHED_SDIST.is_file():
-        if CI:
-            pytest.fail(f"{CACHED_SDIST} is missing: `make setup` runs `pokegym engine build`")
-        pytest.skip(f"no cached poke-engine sdist ({CACHED_SDIST}): run `pokegym engine build`")
+        pytest.fail(f"{CACHED_SDIST} is missing: `pokegym engine build` (make setup) caches it")
     return CACHED_SDIST
 
 
@@ -219,7 +214,8 @@ def test_sigterm_stops_the_compiler_with_the_build(home, tmp_path):
     build = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while not (pid_file.is_file() and pid_file.read_text().strip()):
-        assert time.monotonic() < deadline and build.poll() is None
+        if time.monotonic() > deadline or build.poll() is not None:
+            pytest.fail("the build never started its command")
         time.sleep(0.05)
     child = int(pid_file.read_text())
     try:
@@ -252,13 +248,6 @@ def test_status_exits_1_when_the_engine_does_not_import(hidden_engine, capsys):
 
 
 # ------------------------------------------------------------ the real engine
-needs_engine = pytest.mark.skipif(
-    not ENGINE_INSTALLED and not CI,
-    reason="poke-engine is not installed: `pokegym engine build` (in CI, where make "
-    "setup builds it, these tests fail instead)",
-)
-
-
 @pytest.fixture(scope="module")
 def pe():
     return require_engine()
@@ -288,7 +277,6 @@ def _state(pe):
     )
 
 
-@needs_engine
 def test_the_engine_searches_a_small_battle(pe):
     state = _state(pe)
     result = pe.monte_carlo_tree_search(state, iterations=200)
@@ -300,7 +288,6 @@ def test_the_engine_searches_a_small_battle(pe):
     assert {"thunderbolt", "quickattack"} <= {o.move_choice for o in result.side_two}
 
 
-@needs_engine
 def test_the_engine_generates_a_turn_and_round_trips_states(pe):
     state = _state(pe)
     text = state.to_string()
@@ -315,7 +302,6 @@ def test_the_engine_generates_a_turn_and_round_trips_states(pe):
     assert pe.iterative_deepening_expectiminimax(state, 20).side_one
 
 
-@needs_engine
 def test_status_and_a_repeated_build_find_the_installed_wheel(pe, capsys):
     current = engine_build.status()
     assert current.installed and current.version == source.VERSION

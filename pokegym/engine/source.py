@@ -42,7 +42,7 @@ Log = Callable[[str], None]
 
 
 def _quiet(_: str) -> None:
-    pass
+    """Log nothing (the default ``log``)."""
 
 
 def engine_home() -> Path:
