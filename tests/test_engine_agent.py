@@ -257,5 +257,7 @@ def test_the_engine_state_matches_a_recorded_battle_at_every_request():
 def test_the_deadline_rule_keeps_the_margin_and_never_goes_below_zero():
     from policies.core.deadline import DEADLINE_MARGIN, seconds_left
 
-    assert seconds_left(0.5, started=10.0, now=10.1) == pytest.approx(0.4 - DEADLINE_MARGIN)
-    assert seconds_left(0.5, started=10.0, now=11.0) == 0.0
+    # Times are injected (no clock is read): 0.1 s spent, then 1 s spent of 0.5.
+    early, late = seconds_left(0.5, 10.0, now=10.1), seconds_left(0.5, 10.0, now=11.0)
+    assert early == pytest.approx(0.4 - DEADLINE_MARGIN)
+    assert late == 0.0
