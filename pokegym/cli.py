@@ -3,7 +3,7 @@
 pokegym battle --format gen9ou --p1 random --p2 max_power --battles 50
 pokegym compare --agents max_power,random --battles 100 --out results/  # resumable
 pokegym compare --agents distilled,abyssal --battles 100 --ray auto  # or --ray HOST:6379
-pokegym compare --summarize results/battles.jsonl [more.jsonl ...] --agent distilled
+pokegym compare --summarize results/battles.jsonl [more.jsonl ...] --agent distilled | --ratings
 pokegym play --opponent abyssal [--format gen9ou --team FILE] [--web [--port 8765]]
 pokegym replay FILE | playtest report [--out DIR]
 pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
@@ -304,8 +304,15 @@ def parse_runtime_env(text: str | None) -> dict[str, Any] | None:
 
 
 def _summarize(args: argparse.Namespace) -> int:
-    from pokegym.journal import agents_in, summarize
+    from pokegym.journal import agents_in, pooled_ratings, summarize
 
+    if args.ratings:
+        if args.agent or args.against:
+            raise PokegymError("--ratings rates every agent: leave out --agent and --against.")
+        print(json.dumps(pooled_ratings(args.summarize, args.reference), indent=1))
+        return 0
+    if args.reference:
+        raise PokegymError("--reference anchors --ratings; add --ratings.")
     if args.against and not args.agent:
         raise PokegymError("--against needs --agent (whose record against it).")
     if args.agent:
@@ -620,6 +627,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "as JSON instead of playing")  # fmt: skip
     summary.add_argument("--agent", help="whose record --summarize prints (default: everyone's)")
     summary.add_argument("--against", help="only battles against this agent")
+    summary.add_argument("--ratings", action="store_true",
+                         help="Elo ratings with 95%% intervals of every agent over all the "
+                         "files' battles together, and the gap between the first two")  # fmt: skip
+    summary.add_argument("--reference", help="--ratings: the agent at Elo 1000 "
+                         "(default the lowest rated)")  # fmt: skip
     compare.set_defaults(func=_compare)
 
     play = sub.add_parser("play", help="play a battle yourself against an agent (terminal or web)")

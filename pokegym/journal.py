@@ -12,7 +12,8 @@ finished. A last line cut short by a killed process is dropped when the file is 
 
 :func:`summarize` reads any number of such files (and the older per-run JSON lines of
 sharded runs, plain or gzipped) into one agent's record and decision statistics:
-``pokegym compare --summarize FILES... --agent NAME``.
+``pokegym compare --summarize FILES... --agent NAME``; :func:`pooled_ratings` fits Elo
+ratings to all of their battles together (``--ratings``).
 
 Running the same tournament again with the same file resumes it: the battles already in
 the file are not played again, and the results are computed from all of them. A file
@@ -309,6 +310,57 @@ def summarize(
         "p95_ms": float(np.percentile(ms, 95)),
         "usage_per_decision": {k: v / max(decisions, 1) for k, v in sorted(usage.items())},
     }
+
+
+def pooled_ratings(files: Sequence[str | Path], reference: str | None = None) -> dict[str, Any]:
+    """Elo ratings (a Bradley–Terry fit, ties as half wins) of every agent over all the
+    battles in ``files`` together, with 95 % intervals, and the gap between the first two.
+
+    Battles of several runs (other seeds, other pairs) pool into one fit, so a round robin
+    can be completed by runs of single pairs. The reference (Elo 1000, default the
+    lowest rated) anchors the scale; each interval is relative to it, and the gap's
+    interval comes from the fit's covariance (a Wald interval on the difference).
+
+    Raises:
+        JournalError: a file is unreadable or damaged, or the battles rate fewer than two
+            agents, or ``reference`` played none of them.
+    """
+    import math
+
+    from pokegym.ratings import ELO_SCALE, Game, fit_bradley_terry
+
+    games = [Game(b["p1"], b["p2"], b["winner"])
+             for path in map(Path, files) for b, _ in _battles_in(path)]  # fmt: skip
+    players = {g.a for g in games} | {g.b for g in games}
+    if len(players) < 2:
+        raise JournalError(f"Ratings need battles between two agents or more; {len(files)} "
+                           f"file(s) hold {len(games)} battle(s) of {sorted(players)}.")  # fmt: skip
+    if reference is not None and reference not in players:
+        raise JournalError(f"The reference {reference!r} played no battle in these files "
+                           f"(agents: {', '.join(sorted(players))}).")  # fmt: skip
+    fit = fit_bradley_terry(games)
+    fit = fit_bradley_terry(games, reference or min(players, key=fit.strength))
+    elo = fit.elo()
+    order = sorted(players, key=fit.strength, reverse=True)
+    played = Counter(name for g in games for name in (g.a, g.b))
+    out: dict[str, Any] = {
+        "battles": len(games),
+        "reference": fit.reference,
+        "elo_95": {name: [round(x, 1) for x in elo[name]] for name in order},
+        "battles_of": {name: played[name] for name in order},
+    }
+    first, second = order[0], order[1]
+    gap, se, p = fit.wald_test(first, second)
+    half = 1.959963984540054 * se
+    out["first_against_second"] = {
+        "first": first,
+        "second": second,
+        "elo_gap": round(ELO_SCALE * gap, 1),
+        "gap_95": [round(ELO_SCALE * (gap - half), 1), round(ELO_SCALE * (gap + half), 1)],
+        "p": p,
+        "clear": bool(gap - half > 0 and math.isfinite(se)),
+    }
+    return out
 
 
 def agents_in(files: Iterable[str | Path]) -> list[str]:

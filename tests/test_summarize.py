@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pokegym.arena import ArenaConfig, run_arena
-from pokegym.journal import JOURNAL_NAME, JournalError, agents_in, summarize
+from pokegym.journal import JOURNAL_NAME, JournalError, agents_in, pooled_ratings, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "docs" / "data" / "pokechamp-qwen-0.5b-h200.jsonl.gz"
@@ -67,3 +68,51 @@ def test_the_command_prints_json_and_refuses_bad_input(journal, tmp_path):
     damaged.write_text('{"not": "a battle"}\n{}\n')
     with pytest.raises(JournalError, match="neither a battle"):
         summarize([damaged], "random")
+
+
+def _battle_lines(path: Path, results: list[tuple[str, str, str | None]]) -> Path:
+    """A battles file written by hand: one line per (p1, p2, winner)."""
+    lines = [json.dumps({"pair": [a, b], "index": k, "seed": k, "p1": a, "p2": b, "winner": w,
+                         "turns": 20}) for k, (a, b, w) in enumerate(results)]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_pooled_ratings_are_the_bradley_terry_fit_of_all_files(journal, tmp_path):
+    # Two agents, 9 wins in 10 split over two files: the maximum-likelihood Elo gap is
+    # 400·log10(9/1), and the lower rated one is the reference at 1000.
+    first = _battle_lines(tmp_path / "a.jsonl", [("engine", "abyssal", "engine")] * 6)
+    second = _battle_lines(tmp_path / "b.jsonl", [("abyssal", "engine", "engine")] * 3
+                           + [("abyssal", "engine", "abyssal")])  # fmt: skip
+    table = pooled_ratings([first, second])
+    assert table["battles"] == 10 and table["reference"] == "abyssal"
+    assert table["elo_95"]["abyssal"][0] == 1000.0
+    gap = table["first_against_second"]
+    assert (gap["first"], gap["second"]) == ("engine", "abyssal")
+    assert gap["elo_gap"] == pytest.approx(400 * math.log10(9), abs=0.2)
+    low, high = gap["gap_95"]
+    assert low < gap["elo_gap"] < high and gap["clear"] is (low > 0)
+    assert list(table["elo_95"]) == ["engine", "abyssal"]  # strongest first
+    # A real tournament's file: the ratings follow the records, every agent rated.
+    path, result = journal
+    real = pooled_ratings([path], reference="random")
+    assert real["battles"] == 6 and real["elo_95"]["random"][0] == 1000.0
+    assert set(real["elo_95"]) == {"max_power", "random", "one_step"}
+    for name, (elo, low, high) in real["elo_95"].items():
+        assert low <= elo <= high, name
+    with pytest.raises(JournalError, match="reference 'abyssal' played no battle"):
+        pooled_ratings([path], reference="abyssal")
+    lonely = _battle_lines(tmp_path / "c.jsonl", [])
+    with pytest.raises(JournalError, match="two agents or more"):
+        pooled_ratings([lonely])
+
+
+def test_the_ratings_command(journal, tmp_path):
+    path, _ = journal
+    done = cli("--summarize", str(path), "--ratings", "--reference", "random")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reference"] == "random"
+    both = cli("--summarize", str(path), "--ratings", "--agent", "random")
+    assert both.returncode == 2 and "leave out --agent" in both.stderr
+    alone = cli("--summarize", str(path), "--reference", "random")
+    assert alone.returncode == 2 and "add --ratings" in alone.stderr
