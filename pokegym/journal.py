@@ -334,7 +334,8 @@ def pooled_ratings(files: Sequence[str | Path], reference: str | None = None) ->
     players = {g.a for g in games} | {g.b for g in games}
     if len(players) < 2:
         raise JournalError(f"Ratings need battles between two agents or more; {len(files)} "
-                           f"file(s) hold {len(games)} battle(s) of {sorted(players)}.")  # fmt: skip
+                           f"file(s) hold {len(games)} battle(s) of "
+                           f"{sorted(players)}.")  # fmt: skip
     if reference is not None and reference not in players:
         raise JournalError(f"The reference {reference!r} played no battle in these files "
                            f"(agents: {', '.join(sorted(players))}).")  # fmt: skip

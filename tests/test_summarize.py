@@ -100,6 +100,12 @@ def test_pooled_ratings_are_the_bradley_terry_fit_of_all_files(journal, tmp_path
     assert set(real["elo_95"]) == {"max_power", "random", "one_step"}
     for name, (elo, low, high) in real["elo_95"].items():
         assert low <= elo <= high, name
+    # Every pair met equally often, so the fit orders the agents as their scores do.
+    score = {a: result.record(a)["wins"] + 0.5 * result.record(a)["ties"] for a in real["elo_95"]}
+    for a in score:
+        for b in score:
+            if score[a] > score[b]:
+                assert real["elo_95"][a][0] > real["elo_95"][b][0], (a, b, score)
     with pytest.raises(JournalError, match="reference 'abyssal' played no battle"):
         pooled_ratings([path], reference="abyssal")
     lonely = _battle_lines(tmp_path / "c.jsonl", [])
