@@ -7,21 +7,47 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from train.distill import DistillConfig
 
 __all__ = [
     "FOLDER_SHIFT",
     "Dataset",
+    "DatasetConfig",
     "data_folders",
     "load_dataset",
     "split_battles",
     "td_lambda_targets",
 ]
+
+
+class DatasetConfig(Protocol):
+    """What reading a dataset needs of a training run's configuration
+    (:class:`train.distill.DistillConfig` has it)."""
+
+    @property
+    def data(self) -> str:
+        """Collection folders, comma-separated."""
+        ...
+
+    @property
+    def targets(self) -> str:
+        """Value targets: ``mc`` or ``td``."""
+        ...
+
+    @property
+    def td_lambda(self) -> float: ...
+
+    @property
+    def policy_head(self) -> bool:
+        """Read the observations, masks and actions too."""
+        ...
+
+    @property
+    def policy_target(self) -> str:
+        """``search``: read the search's root visit shares too."""
+        ...
 
 
 @dataclass
@@ -62,7 +88,7 @@ def data_folders(data: str) -> list[str]:
 FOLDER_SHIFT = 40
 
 
-def load_dataset(config: DistillConfig) -> Dataset:
+def load_dataset(config: DatasetConfig) -> Dataset:
     """Read the columns that training needs from every collection folder and pool them.
 
     Each folder is checked on its own (manifest, state encoding); battle ids are made
@@ -94,7 +120,7 @@ def _concatenate(parts: list[Dataset]) -> Dataset:
     return data
 
 
-def _load_folder(folder: str, config: DistillConfig, offset: int = 0) -> Dataset:
+def _load_folder(folder: str, config: DatasetConfig, offset: int = 0) -> Dataset:
     """One collection folder's rows, battle ids shifted by ``offset``."""
     from train.collection import CollectionError, read_collection
 

@@ -133,8 +133,7 @@ def activate(package_path: list[str]) -> AccelStatus:
 def status() -> AccelStatus:
     """What :func:`activate` decided for this process, checked against the modules that
     were actually imported."""
-    import pokegym.world  # noqa: F401  (runs activate)
-
+    # Importing this module ran pokegym/world/__init__.py, which calls activate().
     assert _STATUS is not None
     transition = sys.modules.get("pokegym.world.transition")
     if transition is not None:
