@@ -712,6 +712,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     priors.add_argument("--force", action="store_true", help="build again what is cached")
     priors.set_defaults(func=_priors)
+    # An agent on a Showdown server: ladder, accept, challenge (docs/online.md).
+    from pokegym.online.cli import add_parsers as add_online_parsers
+
+    add_online_parsers(sub)
     for name, entry in sorted(_plugin_commands().items()):
         if name in sub.choices:
             continue
