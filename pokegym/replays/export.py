@@ -1,0 +1,357 @@
+"""Replay decisions as a collection: the rows ``pokegym collect`` writes, read by
+``pokegym distill``.
+
+``pokegym replays export DIR --side p1|p2|both --out OUT`` writes ``OUT/collection.json``
+and ``OUT/shard-<first>-<last>-<count>.parquet`` files with the columns, types and
+metadata of a ``pokegym collect`` folder (schema version 2), one row per decision of
+the chosen players (Team Preview excluded), computed from the replay's battle as that
+player saw it (:mod:`pokegym.replays.view`) the way ``collect`` computes them from a
+live battle: the world-model state encoding (the opponent's hidden sets filled with the
+modal set of the priors), the observation, the action mask and the action taken in the
+environment's action layout, the legal actions and the one taken as labels, the
+one-step lookahead features, the hand-written evaluator's value, the outcome.
+
+What a replay cannot give: ``battle_seed`` is 0 (a hash of the replay id would pretend
+to be a seed); the LLM and search columns are null (nobody searched); move slots are
+the order the log reveals the moves in and team slots the order Pokémon appear in
+(a replay keeps no request); a decision whose action the log does not show (the
+Pokémon fainted first, the battle ended) or names a move the player's known moves lack
+is skipped. ``agent`` and ``opponent`` are ``replay:<player name>``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pokegym.errors import IllegalActionError, PokegymError
+from pokegym.replays.decisions import ending
+from pokegym.replays.files import Replay, ReplayFileError, read_replay
+from pokegym.replays.view import ROLES, Decision, player_decisions
+from pokegym.world.data import to_id
+
+__all__ = ["COLUMNS", "ExportConfig", "ExportSummary", "export_replays", "replay_rows"]
+
+SCHEMA_VERSION = 2
+LOOKAHEAD_FEATURES = 10
+# The columns of a `pokegym collect` shard, in order: (name, arrow type).
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("battle_id", "int64"), ("battle_seed", "int64"), ("format", "string"), ("side", "int8"),
+    ("agent", "string"), ("opponent", "string"), ("turn", "int32"), ("step", "int32"),
+    ("state", "list<float32>"), ("observation", "list<float32>"),
+    ("action_mask", "list<int8>"), ("action", "int16"), ("legal_labels", "list<string>"),
+    ("action_label", "string"), ("lookahead", "list<float32>"),
+    ("heuristic_value", "float32"), ("llm_value", "float32"),
+    ("llm_proposals", "list<string>"), ("llm_leaf_states", "list<list<float32>>"),
+    ("llm_leaf_scores", "list<float32>"), ("search_policy", "list<float32>"),
+    ("search_value", "float32"), ("outcome", "float32"), ("battle_turns", "int32"),
+    ("truncated", "bool"),
+)  # fmt: skip
+
+
+class ExportError(PokegymError):
+    """The export's output folder holds something else, or no replay gave a row."""
+
+
+@dataclass(frozen=True)
+class ExportConfig:
+    """One export run."""
+
+    replays: str
+    """A replay file or a folder of them (.json, .log, .html)."""
+    out: str
+    """Output folder (a new one, or one this export wrote before)."""
+    side: str = "both"
+    """Whose decisions: p1, p2 or both."""
+    shard_battles: int = 100
+    """Replays per shard file."""
+
+
+@dataclass
+class ExportSummary:
+    replays: int = 0
+    rows: int = 0
+    skipped: int = 0  # decisions whose action the log does not show, or cannot be encoded
+    unreadable: list[str] = field(default_factory=list)
+
+
+class _Tools:
+    """The encoders of one generation (built once)."""
+
+    def __init__(self, gen: int):
+        from pokegym.observation import ObservationEncoder
+        from pokegym.world.data import load_dex
+        from pokegym.world.encoding import StateEncoder
+        from pokegym.world.transition import TransitionModel
+
+        self.model = TransitionModel(load_dex(gen))
+        self.encoder = StateEncoder(self.model)
+        self.observer = ObservationEncoder(gen)
+
+
+def _gimmick(replay: Replay) -> str | None:
+    rules = " ".join(line.lower() for line in replay.lines if line.startswith("|rule|"))
+    if replay.gen == 9 and "terastal clause" not in rules:
+        return "terastallize"
+    if replay.gen == 8 and "dynamax clause" not in rules:
+        return "dynamax"
+    return None
+
+
+def replay_rows(
+    replay: Replay, roles: Sequence[str], tools: Callable[[int], _Tools]
+) -> tuple[list[dict[str, Any]], int]:
+    """The rows of ``roles``' decisions in ``replay`` (battle ids not set), and how many
+    decisions were skipped."""
+    from pokegym.actions import ActionCodec
+
+    codec = ActionCodec(_gimmick(replay))
+    result = ending(replay.lines, replay.players)
+    turns = max((int(line[6:]) for line in replay.lines
+                 if line.startswith("|turn|") and line[6:].isdigit()), default=0)  # fmt: skip
+    rows: list[dict[str, Any]] = []
+    skipped = 0
+    for role in roles:
+        side = ROLES.index(role)
+        name, other = replay.players[side], replay.players[1 - side]
+        outcome = 0.5 if not result.winner else float(result.winner == name)
+        step = 0
+        for decision in player_decisions(replay, role):
+            if decision.point.kind == "team_preview":
+                continue
+            row = _row(decision, codec, tools(replay.gen))
+            if row is None:
+                skipped += 1
+                continue
+            row.update(format=replay.format_id, side=side, agent=f"replay:{name}",
+                       opponent=f"replay:{other}", step=step, battle_seed=0, outcome=outcome,
+                       battle_turns=turns, truncated=result.reason == "unfinished")  # fmt: skip
+            step += 1
+            rows.append(row)
+    return rows, skipped
+
+
+def _row(decision: Decision, codec: Any, tools: _Tools) -> dict[str, Any] | None:
+    from poke_env.battle import Move, Pokemon
+
+    from pokegym.world.encoding import HEURISTIC_INDEX
+
+    battle, order = decision.battle, decision.order
+    if order is None or battle.active_pokemon is None or battle.opponent_active_pokemon is None:
+        return None
+    try:
+        action = codec.from_order(order, battle)
+    except IllegalActionError:
+        return None
+    state = _decision_state(battle, tools)
+    features = tools.encoder.encode(state)
+    team = list(battle.team.values())
+
+    def label(kind: str, arg: Any, tera: bool) -> str:
+        if kind == "switch":
+            return f"switch:{state.sides[0].mons[int(arg)].species}"
+        return f"move:{arg}:tera" if tera else f"move:{arg}"
+
+    legal = []
+    for move in battle.available_moves:
+        legal.append(label("move", to_id(move.id), False))
+        if codec.gimmick == "terastallize" and battle.can_tera:
+            legal.append(label("move", to_id(move.id), True))
+    legal += [label("switch", team.index(mon), False) for mon in battle.available_switches
+              if mon in team]  # fmt: skip
+    target = order.order  # type: ignore[attr-defined]
+    if isinstance(target, Move):
+        taken = label("move", to_id(target.id), bool(order.terastallize))  # type: ignore[attr-defined]
+    elif isinstance(target, Pokemon) and target in team:
+        taken = label("switch", team.index(target), False)
+    else:
+        taken = ""
+    return {
+        "turn": int(battle.turn), "state": features, "observation": tools.observer.encode(battle),
+        "action_mask": codec.mask(battle).astype(np.int8), "action": int(action),
+        "legal_labels": legal, "action_label": taken, "lookahead": _lookahead(tools, state),
+        "heuristic_value": float(features[HEURISTIC_INDEX]), "llm_value": None,
+        "llm_proposals": None, "llm_leaf_states": None, "llm_leaf_scores": None,
+        "search_policy": None, "search_value": None,
+    }  # fmt: skip
+
+
+def _decision_state(battle: Any, tools: _Tools) -> Any:
+    """The world-model state a search would start from: the opponent's hidden sets from
+    the modal set of the priors; ``notes["unseen"]``: opponents not seen yet."""
+    from pokegym.world.priors import belief_for
+    from pokegym.world.state import state_from_battle
+
+    state = state_from_battle(battle, belief_for(battle).modal_determinization(), tools.model.dex)
+    sizes = getattr(battle, "_team_size", None) or {}
+    size = max(len(battle.opponent_team), int(sizes.get(battle.opponent_role, 6)))
+    state.notes = {"unseen": max(0, size - len(state.sides[1].mons))}
+    return state
+
+
+def _lookahead(tools: _Tools, state: Any) -> np.ndarray:
+    """Our best move's and theirs' expected turns to KO (/ 9, capped), move order,
+    outmatched, best switch's margin, Tera's help, switches available, both HPs, and
+    whether a switch exists: the ten lookahead features of a collection's rows."""
+    from pokegym.world.lookahead import one_step_lookahead
+
+    look = one_step_lookahead(tools.model, state, names={})
+    ours, theirs = look.best_move(False), look.matchup(False, False).best_theirs()
+    ours_t = min(ours.expected_turns, 9) / 9 if ours else 1.0
+    theirs_t = min(theirs.expected_turns, 9) / 9 if theirs else 1.0
+    first = float(look.matchup().we_move_first(ours, theirs)) if ours else 0.5
+    tera = look.best_move(True)
+    tera_gain = 0.0
+    if ours and tera and not math.isinf(tera.expected_turns):
+        tera_gain = max(0.0, min(ours.expected_turns, 9) - min(tera.expected_turns, 9)) / 9
+    switch = look.best_switch()
+    margin = 0.0
+    if switch is not None:
+        margin = (min(switch.their_turns_to_ko, 9) - min(switch.our_turns_to_ko, 9)) / 9
+    return np.asarray([ours_t, theirs_t, first, float(look.outmatched()), margin, tera_gain,
+                       len(look.switches) / 5, look.our_hp, look.their_hp,
+                       float(switch is not None)], dtype=np.float32)  # fmt: skip
+
+
+# ------------------------------------------------------------------ the collection
+def _arrow_schema() -> Any:
+    import pyarrow as pa
+
+    def parse(name: str) -> Any:
+        if name.startswith("list<") and name.endswith(">"):
+            return pa.list_(parse(name[5:-1]))
+        return {"int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
+                "int64": pa.int64(), "float32": pa.float32(), "string": pa.string(),
+                "bool": pa.bool_()}[name]  # fmt: skip
+
+    fields = [pa.field(name, parse(kind)) for name, kind in COLUMNS]
+    return pa.schema(fields, metadata={b"pokegym.schema_version": str(SCHEMA_VERSION).encode()})
+
+
+def _write_shard(out: Path, battle_ids: Sequence[int], rows: list[dict[str, Any]]) -> Path:
+    """One shard, written to a temporary name and renamed (whole or absent)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _arrow_schema()
+    columns: dict[str, list[Any]] = {name: [] for name, _ in COLUMNS}
+    for row in rows:
+        for name in columns:
+            value = row.get(name)
+            columns[name].append(value.tolist() if isinstance(value, np.ndarray) else value)
+    ids = json.dumps(sorted(int(i) for i in battle_ids)).encode()
+    table = pa.Table.from_pydict(columns, schema=schema)
+    table = table.replace_schema_metadata({**schema.metadata, b"pokegym.battle_ids": ids})
+    name = f"shard-{min(battle_ids):07d}-{max(battle_ids):07d}-{len(battle_ids):04d}.parquet"
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=".shard-", suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, out / name)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return out / name
+
+
+def _manifest(config: ExportConfig, format_ids: list[str]) -> dict[str, Any]:
+    from pokegym.actions import N_ACTIONS
+    from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION
+    from pokegym.world.encoding import STATE_ENCODER_VERSION, STATE_FEATURES
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "identity": {
+            "replays": str(Path(config.replays).resolve()),
+            "side": config.side,
+            "formats": format_ids,
+        },
+        "source": "replays",
+        "state_encoder_version": STATE_ENCODER_VERSION,
+        "state_features": STATE_FEATURES,
+        "observation_version": OBSERVATION_VERSION,
+        "observation_features": OBSERVATION_SIZE,
+        "n_actions": N_ACTIONS,
+        "lookahead_features": LOOKAHEAD_FEATURES,
+        "columns": [{"name": n, "type": t} for n, t in COLUMNS],
+    }
+
+
+def export_replays(
+    config: ExportConfig, on_replay: Callable[[Path], None] | None = None
+) -> ExportSummary:
+    """Read every replay under ``config.replays`` and write its decisions to
+    ``config.out`` (see the module docstring). A replay that cannot be read is listed in
+    the summary and skipped; the shards of the replays read so far are kept when the run
+    is interrupted.
+
+    Raises:
+        ExportError: ``out`` holds files of another kind, or a bad ``side``.
+        ReplayFileError: ``replays`` names no replay file.
+    """
+    from pokegym.replays.files import replay_files
+
+    if config.side not in ("p1", "p2", "both"):
+        raise ExportError(f"--side is p1, p2 or both, got {config.side!r}.")
+    if config.shard_battles < 1:
+        raise ExportError("--shard-battles must be at least 1.")
+    roles = ROLES if config.side == "both" else (config.side,)
+    paths = replay_files(config.replays)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if any(out.glob("shard-*.parquet")) or (out / "collection.json").exists():
+        raise ExportError(f"{out} already holds a collection; export into a new folder.")
+    cache: dict[int, _Tools] = {}
+
+    def tools(gen: int) -> _Tools:
+        if gen not in cache:
+            cache[gen] = _Tools(gen)
+        return cache[gen]
+
+    summary = ExportSummary()
+    formats: list[str] = []
+    rows: list[dict[str, Any]] = []
+    ids: list[int] = []
+    try:
+        for battle_id, path in enumerate(paths):
+            try:
+                replay = read_replay(path)
+                battle_rows, skipped = replay_rows(replay, roles, tools)
+            except ReplayFileError as exc:
+                summary.unreadable.append(str(exc))
+                continue
+            if replay.format_id not in formats:
+                formats.append(replay.format_id)
+            for row in battle_rows:
+                row["battle_id"] = battle_id
+            rows += battle_rows
+            ids.append(battle_id)
+            summary.replays += 1
+            summary.rows += len(battle_rows)
+            summary.skipped += skipped
+            if on_replay is not None:
+                on_replay(path)
+            if len(ids) >= config.shard_battles:
+                _write_shard(out, ids, rows)
+                rows, ids = [], []
+    finally:
+        if ids:
+            _write_shard(out, ids, rows)
+        if summary.replays:
+            manifest = _manifest(config, formats)
+            (out / "collection.json").write_text(json.dumps({**manifest, "config": {
+                "replays": config.replays, "side": config.side}}, indent=2))  # fmt: skip
+    if summary.rows == 0:
+        raise ExportError(
+            f"No decision could be exported from {config.replays} "
+            f"({len(summary.unreadable)} unreadable replays): nothing was written."
+        )
+    return summary
