@@ -656,6 +656,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--port", type=int, default=8765, help="port to listen on")
     replay.set_defaults(func=_replay)
 
+    replays = sub.add_parser("replays", help="Showdown replays as data: replays export|show|check")
+    replays.add_argument("rest", nargs=argparse.REMAINDER, help="export, show or check (--help)")
+    replays.set_defaults(
+        func=lambda args: importlib.import_module("pokegym.replays.cli").main(args.rest)
+    )
+
     playtest = sub.add_parser("playtest", help="playtest report [--records DIR] [--out DIR]")
     playtest.add_argument("rest", nargs=argparse.REMAINDER, help="report and its options")
     playtest.set_defaults(func=_playtest)
