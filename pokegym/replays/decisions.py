@@ -15,6 +15,8 @@ A replay holds no ``|request|``: the decisions are read from the log itself.
   faint, U-turn, Baton Pass, Eject Button...): the player chose what came in. Switches
   that come in together (both players replacing a fainted Pokémon) were chosen at the
   same moment. ``|drag|`` (Roar, Dragon Tail, Red Card) is nobody's choice.
+* **Revival Blessing**: the ``|-heal|...|[from] move: Revival Blessing`` of the
+  Pokémon the player chose to bring back (a forced switch among the fainted).
 * **The end**: a forfeit (``|-message|NAME forfeited.``) or a loss to the battle timer
   (``|-message|NAME lost due to inactivity.``) is the choice of the player whose
   decision was open then.
@@ -226,6 +228,14 @@ class _Scan:
         if kind is not None and self.open.get(role) is not None:
             self.gimmick[role][kind] = True
 
+    def on_revival(self, index: int, m: Message) -> None:
+        """Revival Blessing: the player chose which fainted Pokémon comes back."""
+        role = _role(m.args[0]) if m.args else ""
+        if role:
+            name = _ident(m.args[0])
+            entry = self.point(index, role, "forced_switch")
+            entry["action"] = ReplayAction("switch", pokemon=name, species=name[4:])
+
     def on_faint(self, m: Message) -> None:
         role = _role(m.args[0]) if m.args else ""
         if role:
@@ -270,6 +280,8 @@ def decision_points(
             scan.on_gimmick(m)
         elif kind == "faint":
             scan.on_faint(m)
+        elif kind == "-heal" and any(to_id(t) == "frommoverevivalblessing" for t in m.tags):
+            scan.on_revival(index, m)
         elif kind in ("-message", "message"):
             scan.on_message(m)
         elif kind == "upkeep":

@@ -215,8 +215,9 @@ def _optional_int(path: Path, data: dict[str, Any], key: str) -> int | None:
 
 
 def replay_files(folder: str | Path) -> list[Path]:
-    """The replay files in ``folder`` (and its subfolders), sorted; a ``.json`` sidecar
-    of ``pokegym play`` and its ``.log`` count once (the ``.log``).
+    """The replay files in ``folder`` (and its subfolders), sorted; one battle saved in
+    several forms under one name (``x.json``, ``x.log``, ``x.html``) counts once, read
+    from the first of ``.json``, ``.log``, ``.html``.
 
     Raises:
         ReplayFileError: ``folder`` is not a folder, or holds no replay file.
@@ -226,9 +227,16 @@ def replay_files(folder: str | Path) -> list[Path]:
         return [folder]
     if not folder.is_dir():
         raise ReplayFileError(f"No replay folder at {folder}.")
-    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in REPLAY_SUFFIXES)
-    logs = {p.with_suffix("") for p in paths if p.suffix.lower() == ".log"}
-    paths = [p for p in paths if not (p.suffix.lower() == ".json" and p.with_suffix("") in logs)]
+    by_battle: dict[Path, Path] = {}
+    for path in sorted(folder.rglob("*")):
+        suffix = path.suffix.lower()
+        if suffix in REPLAY_SUFFIXES and path.is_file():
+            kept = by_battle.get(path.with_suffix(""))
+            if kept is None or REPLAY_SUFFIXES.index(suffix) < REPLAY_SUFFIXES.index(
+                kept.suffix.lower()
+            ):
+                by_battle[path.with_suffix("")] = path
+    paths = sorted(by_battle.values())
     if not paths:
         raise ReplayFileError(
             f"{folder} holds no replay files (.json, .log or .html); see docs/replays.md "

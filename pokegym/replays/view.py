@@ -38,7 +38,7 @@ from poke_env.teambuilder import Teambuilder
 from pokegym.backends.base import ShowdownBattle
 from pokegym.replays.decisions import DecisionPoint, ReplayAction, decision_points
 from pokegym.replays.files import Replay, ReplayFileError
-from pokegym.showdown.protocol import parse_message
+from pokegym.showdown.protocol import parse_details, parse_message
 from pokegym.world.data import to_id
 
 __all__ = ["Decision", "OwnPokemon", "own_teams", "player_decisions", "replay_battle"]
@@ -90,7 +90,7 @@ class Decision:
         return self.point.opponent_action
 
 
-def own_teams(lines: tuple[str, ...]) -> dict[str, dict[str, OwnPokemon]]:
+def own_teams(lines: tuple[str, ...], gen: int = 9) -> dict[str, dict[str, OwnPokemon]]:
     """Each player's Pokémon as the whole log shows them (appearance order)."""
     teams: dict[str, dict[str, OwnPokemon]] = {"p1": {}, "p2": {}}
     hp: dict[str, int] = {}  # last HP shown, per Pokémon
@@ -127,7 +127,19 @@ def own_teams(lines: tuple[str, ...]) -> dict[str, dict[str, OwnPokemon]]:
         elif m.kind == "-ability" and ident in teams[role] and len(m.args) > 1:
             if not any(t.startswith("[from]") for t in m.tags):
                 teams[role][ident].ability = teams[role][ident].ability or to_id(m.args[1])
+    for team in teams.values():
+        for mon in team.values():
+            mon.regenerator = mon.regenerator and _may_have(mon.details, "regenerator", gen)
     return teams
+
+
+def _may_have(details: str, ability: str, gen: int) -> bool:
+    """Whether the species in ``details`` can have ``ability`` (an Illusion can make
+    another Pokémon seem to come back healed)."""
+    from poke_env.data import GenData
+
+    entry = GenData.from_gen(gen).pokedex.get(to_id(parse_details(details).species), {})
+    return ability in {to_id(a) for a in entry.get("abilities", {}).values()}
 
 
 def _hp(condition: str) -> int | None:
@@ -176,7 +188,7 @@ def player_decisions(
         ReplayFileError: the log cannot be read into a battle (a line poke-env rejects).
     """
     points = [p for p in decision_points(replay.lines, replay.players) if p.role == role]
-    own = own_teams(replay.lines)[role]
+    own = own_teams(replay.lines, replay.gen)[role]
     feeder = _Feeder(replay, role, team, own)
     for point in points:
         feeder.feed_until(point.index)
@@ -263,6 +275,10 @@ class _Feeder:
             request["teamPreview"] = True
         elif point.kind == "forced_switch":
             request["forceSwitch"] = [True]
+            target = battle.team.get(point.action.pokemon) if point.action else None
+            if target is not None and target.fainted:  # Revival Blessing
+                for entry in entries:
+                    entry["reviving"] = entry["active"]
         else:
             request["active"] = [self._active(entries)]
         try:
