@@ -269,3 +269,50 @@ def test_the_command_exports_one_side_of_the_hand_made_replays(tmp_path, capsys)
     assert {r["side"] for r in rows} == {0}
     assert "move:earthquake:tera" in {r["action_label"] for r in rows}
     assert main(["replays", "export", str(tmp_path / "none"), "--out", str(tmp_path / "x")]) == 2
+
+
+@pytest.mark.slow
+def test_rows_are_encoded_as_collect_encodes_them():
+    """The same live battle and order give the same row through the export's encoder as
+    through `pokegym collect`'s, column by column."""
+    import numpy as np
+
+    from pokegym.actions import ActionCodec
+    from pokegym.backends.sim import SimBattleSession
+    from pokegym.formats import resolve_format
+    from pokegym.replays.decisions import DecisionPoint
+    from pokegym.replays.export import Encoders, decision_row
+    from pokegym.replays.view import Decision
+    from train.collect import CollectConfig, _Worker
+
+    worker = _Worker(CollectConfig(agents=["random"], progress=False))
+    try:
+        fmt = resolve_format("gen9randombattle", simulator=worker.sim)
+        codec, tools = ActionCodec(fmt.gimmick), Encoders(9)
+        session = SimBattleSession(worker.sim, fmt, seeds=(11, 12, 13))
+        rng = np.random.default_rng(0)
+        compared = 0
+        for _ in range(12):
+            if session.finished:
+                break
+            choices = {}
+            for side in (0, 1):
+                if not session.needs_choice(side):
+                    continue
+                battle = session.battles[side]
+                action = int(rng.choice(codec.legal_actions(battle)))
+                order = codec.to_order(action, battle)
+                theirs = worker._row(battle, order, None)
+                point = DecisionPoint(0, "p1", "turn", battle.turn, None)
+                ours = decision_row(Decision(point, battle, order), codec, tools)
+                assert (theirs is None) == (ours is None)
+                if theirs is not None:
+                    compared += 1
+                    for key, value in theirs.items():
+                        assert np.array_equal(np.asarray(value), np.asarray(ours[key])), key
+                choices[side] = codec.to_choice(action, battle)
+            session.choose(choices)
+        session.close()
+        assert compared >= 10
+    finally:
+        worker.close()

@@ -38,7 +38,15 @@ from pokegym.replays.files import Replay, ReplayFileError, read_replay
 from pokegym.replays.view import ROLES, Decision, player_decisions
 from pokegym.world.data import to_id
 
-__all__ = ["COLUMNS", "ExportConfig", "ExportSummary", "export_replays", "replay_rows"]
+__all__ = [
+    "COLUMNS",
+    "Encoders",
+    "ExportConfig",
+    "ExportSummary",
+    "decision_row",
+    "export_replays",
+    "replay_rows",
+]
 
 SCHEMA_VERSION = 2
 LOOKAHEAD_FEATURES = 10
@@ -83,7 +91,7 @@ class ExportSummary:
     unreadable: list[str] = field(default_factory=list)
 
 
-class _Tools:
+class Encoders:
     """The encoders of one generation (built once)."""
 
     def __init__(self, gen: int):
@@ -107,7 +115,7 @@ def _gimmick(replay: Replay) -> str | None:
 
 
 def replay_rows(
-    replay: Replay, roles: Sequence[str], tools: Callable[[int], _Tools]
+    replay: Replay, roles: Sequence[str], tools: Callable[[int], Encoders]
 ) -> tuple[list[dict[str, Any]], int]:
     """The rows of ``roles``' decisions in ``replay`` (battle ids not set), and how many
     decisions were skipped."""
@@ -127,7 +135,7 @@ def replay_rows(
         for decision in player_decisions(replay, role):
             if decision.point.kind == "team_preview":
                 continue
-            row = _row(decision, codec, tools(replay.gen))
+            row = decision_row(decision, codec, tools(replay.gen))
             if row is None:
                 skipped += 1
                 continue
@@ -139,7 +147,10 @@ def replay_rows(
     return rows, skipped
 
 
-def _row(decision: Decision, codec: Any, tools: _Tools) -> dict[str, Any] | None:
+def decision_row(decision: Decision, codec: Any, tools: Encoders) -> dict[str, Any] | None:
+    """One decision's row as ``pokegym collect`` computes it from a live battle (its
+    identity, outcome and step filled in by the caller); None where the action is unknown
+    or cannot be encoded, or a side has no active Pokémon."""
     from poke_env.battle import Move, Pokemon
 
     from pokegym.world.encoding import HEURISTIC_INDEX
@@ -184,7 +195,7 @@ def _row(decision: Decision, codec: Any, tools: _Tools) -> dict[str, Any] | None
     }  # fmt: skip
 
 
-def _decision_state(battle: Any, tools: _Tools) -> Any:
+def _decision_state(battle: Any, tools: Encoders) -> Any:
     """The world-model state a search would start from: the opponent's hidden sets from
     the modal set of the priors; ``notes["unseen"]``: opponents not seen yet."""
     from pokegym.world.priors import belief_for
@@ -197,7 +208,7 @@ def _decision_state(battle: Any, tools: _Tools) -> Any:
     return state
 
 
-def _lookahead(tools: _Tools, state: Any) -> np.ndarray:
+def _lookahead(tools: Encoders, state: Any) -> np.ndarray:
     """Our best move's and theirs' expected turns to KO (/ 9, capped), move order,
     outmatched, best switch's margin, Tera's help, switches available, both HPs, and
     whether a switch exists: the ten lookahead features of a collection's rows."""
@@ -309,11 +320,11 @@ def export_replays(
     out.mkdir(parents=True, exist_ok=True)
     if any(out.glob("shard-*.parquet")) or (out / "collection.json").exists():
         raise ExportError(f"{out} already holds a collection; export into a new folder.")
-    cache: dict[int, _Tools] = {}
+    cache: dict[int, Encoders] = {}
 
-    def tools(gen: int) -> _Tools:
+    def tools(gen: int) -> Encoders:
         if gen not in cache:
-            cache[gen] = _Tools(gen)
+            cache[gen] = Encoders(gen)
         return cache[gen]
 
     summary = ExportSummary()
