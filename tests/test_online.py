@@ -25,6 +25,7 @@ from helpers import process_group_alive
 
 from pokegym.errors import InvalidTeamError, UnknownFormatError
 from pokegym.online import (
+    AgentFailedError,
     BattleResult,
     LoginRefusedError,
     OnlineConfig,
@@ -33,6 +34,7 @@ from pokegym.online import (
     PasswordError,
     ServerUnreachableError,
     read_password,
+    run_online,
     summary_table,
 )
 from pokegym.online.account import fetch_assertion, parse_login_answer
@@ -450,3 +452,28 @@ def test_sigterm_forfeits_writes_and_exits(server, tmp_path):
     assert accept.returncode == 128 + signal.SIGINT and "Traceback" not in err
     for proc in (accept, challenge):
         assert process_group_alive(proc.pid) == []
+
+
+class BrokenAgent:
+    """An agent with a bug: it raises on its first decision."""
+
+    def choose(self, battle):
+        raise ZeroDivisionError("a bug in the agent")
+
+
+@pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.timeout(180)
+def test_an_agent_that_fails_forfeits_and_stops_the_run(server, tmp_path):
+    challenge = start(play_args("challenge", server, "pgSound", tmp_path / "c", 1,
+                                "--agent", "random", "--opponent", "pgBroken"))  # fmt: skip
+    config = OnlineConfig("accept", "broken", server, "pgBroken", games=1,
+                          out=str(tmp_path / "a"))  # fmt: skip
+    with pytest.raises(AgentFailedError, match="ZeroDivisionError: a bug in the agent"):
+        run_online(config, BrokenAgent())
+    _, err = challenge.communicate(timeout=120)
+    assert challenge.returncode == 0, err
+    [won] = results(tmp_path / "c")
+    assert won["result"] == "win" and won["ended_by"] == "forfeit"
+    [lost] = results(tmp_path / "a")
+    assert lost["result"] == "loss" and lost["battle"] == won["battle"]

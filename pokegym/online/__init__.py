@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pokegym.online.account import Password, read_password
 from pokegym.online.errors import (
+    AgentFailedError,
     LoginRefusedError,
     OpponentNotFoundError,
     PasswordError,
@@ -24,6 +25,7 @@ from pokegym.online.player import BattleResult
 from pokegym.online.session import OnlineConfig, OnlineRun, run_online, summary_table
 
 __all__ = [
+    "AgentFailedError",
     "BattleResult",
     "LoginRefusedError",
     "OnlineConfig",

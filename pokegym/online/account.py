@@ -88,7 +88,7 @@ def fetch_assertion(
     login_server: str, username: str, password: Password, challstr: str, timeout: float = 15.0
 ) -> str:
     """Ask the login server for the signed token that logs ``username`` in on the server
-    that sent ``challstr``.
+    that sent ``challstr`` (``KEYID|CHALLENGE``, the two fields of ``|challstr|``).
 
     Raises:
         ServerUnreachableError: the login server does not answer.
@@ -99,8 +99,9 @@ def fetch_assertion(
     try:
         response = requests.post(
             login_server,
+            # The challenge's two parts joined by an encoded "|", as poke-env sends it.
             data={"act": "login", "name": username, "pass": password.reveal(),
-                  "challstr": challstr},
+                  "challstr": challstr.replace("|", "%7C", 1)},
             timeout=timeout,
         )  # fmt: skip
     except requests.RequestException as exc:

@@ -27,3 +27,7 @@ class ServerDisconnectedError(ServerError):
 
 class OpponentNotFoundError(PokegymError):
     """The player to challenge is not online on the server (within the wait)."""
+
+
+class AgentFailedError(PokegymError):
+    """The agent raised an error while choosing an order; the battle is forfeited."""

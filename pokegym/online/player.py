@@ -30,7 +30,7 @@ from poke_env.ps_client import AccountConfiguration, PSClient, ServerConfigurati
 
 from pokegym.errors import InvalidTeamError, PokegymError, UnknownFormatError
 from pokegym.online.account import Password, fetch_assertion
-from pokegym.online.errors import LoginRefusedError, OpponentNotFoundError
+from pokegym.online.errors import AgentFailedError, LoginRefusedError, OpponentNotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,10 @@ class OnlineClient(PSClient):
             logger.setLevel(log_level)
         return logger
 
+    def closed(self) -> bool:
+        """True once the connection has ended (or never opened)."""
+        return bool(self._listening_coroutine.done())
+
     def fail(self, error: PokegymError) -> None:
         if self.failure is None:
             self.failure = error
@@ -146,7 +150,7 @@ class OnlineClient(PSClient):
     async def log_in(self, split_message: list[str]) -> None:
         assertion = ""
         if self.password is not None:
-            challstr = split_message[2] + "%7C" + split_message[3]
+            challstr = split_message[2] + "|" + split_message[3]
             loop = asyncio.get_running_loop()
             try:
                 assertion = await loop.run_in_executor(
@@ -251,7 +255,14 @@ class OnlinePlayer(Player):
         return asyncio.get_running_loop().run_in_executor(self._thinking, self._choose, battle)
 
     def _choose(self, battle: AbstractBattle) -> BattleOrder:
-        return self.agent.choose(battle)  # type: ignore[no-any-return]
+        try:
+            return self.agent.choose(battle)  # type: ignore[no-any-return]
+        except Exception as exc:  # the run stops with it; the battle is forfeited
+            self.client.fail(AgentFailedError(
+                f"The agent failed in {battle.battle_tag}, turn {battle.turn}: "
+                f"{type(exc).__name__}: {exc}"))  # fmt: skip
+            log.debug("the agent failed", exc_info=True)
+            return self.choose_default_move()
 
     def teampreview(self, battle: AbstractBattle) -> Any:
         preview = getattr(self.agent, "team_preview", None)

@@ -202,7 +202,7 @@ def _check(player: OnlinePlayer) -> None:
     client = player.client
     if client.failure is not None:
         raise client.failure
-    if client._listening_coroutine.done():
+    if client.closed():
         raise ServerDisconnectedError(
             f"The connection to {client.websocket_url} closed (the server stopped or dropped "
             f"this player); {len(player.writer.results)} finished battle(s) are in "
@@ -216,7 +216,7 @@ def _wait_for_login(player: OnlinePlayer, config: OnlineConfig) -> None:
     while not client.logged_in.is_set():
         if client.failure is not None:
             raise client.failure
-        if client._listening_coroutine.done():
+        if client.closed():
             raise ServerUnreachableError(
                 f"Could not connect to the Showdown server at {client.websocket_url} "
                 "(nothing answers, or it closed the connection). Is the address right and "
@@ -273,7 +273,7 @@ def _leave(player: OnlinePlayer, config: OnlineConfig, driver: Future[Any] | Non
     player.stop_asking()
 
     def send(message: str, room: str = "") -> None:
-        if not client._listening_coroutine.done() and client.logged_in.is_set():
+        if not client.closed() and client.logged_in.is_set():
             with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(
                     client.send_message(message, room), POKE_LOOP
@@ -289,7 +289,7 @@ def _leave(player: OnlinePlayer, config: OnlineConfig, driver: Future[Any] | Non
     # The forfeited battles end at once; wait (a little) for their result lines.
     deadline = time.monotonic() + 5.0
     while unfinished and player.unfinished_battles() and time.monotonic() < deadline:
-        if client._listening_coroutine.done():
+        if client.closed():
             break
         time.sleep(POLL_SECONDS / 4)
     with contextlib.suppress(Exception):
