@@ -316,3 +316,53 @@ def test_rows_are_encoded_as_collect_encodes_them():
         assert compared >= 10
     finally:
         worker.close()
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_check_and_leaves_no_simulator_running(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "pokegym.cli", "replays", "check", "--battles", "500",
+               "--out", str(tmp_path)]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):  # the simulator is up once the first replay is written
+            if any(tmp_path.glob("*.log")):
+                break
+            time.sleep(0.1)
+        children = _children(process.pid)
+        assert children, "no simulator process was started"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 128 + signal.SIGTERM and b"interrupted" in err
+    time.sleep(0.5)
+    still = [pid for pid in children if _running(pid)]
+    assert not still, f"processes {still} still run"
