@@ -366,3 +366,25 @@ def test_sigterm_stops_a_check_and_leaves_no_simulator_running(tmp_path):
     time.sleep(0.5)
     still = [pid for pid in children if _running(pid)]
     assert not still, f"processes {still} still run"
+
+
+def test_recharge_and_struggle_are_the_only_choice_offered():
+    from pokegym.replays import replay_from_log
+
+    log = "\n".join([
+        "|player|p1|A|1|", "|player|p2|B|2|", "|gen|9", "|tier|[Gen 9] Random Battle",
+        "|start", "|switch|p1a: Snorlax|Snorlax, L84|100/100",
+        "|switch|p2a: Pikachu|Pikachu, L93|100/100", "|turn|1",
+        "|move|p1a: Snorlax|Giga Impact|p2a: Pikachu", "|-damage|p2a: Pikachu|10/100",
+        "|-mustrecharge|p1a: Snorlax", "|move|p2a: Pikachu|Struggle|p1a: Snorlax",
+        "|-damage|p1a: Snorlax|95/100", "|upkeep", "|turn|2",
+        "|cant|p1a: Snorlax|recharge", "|move|p2a: Pikachu|Struggle|p1a: Snorlax",
+        "|-damage|p1a: Snorlax|90/100", "|upkeep", "|turn|3",
+    ])  # fmt: skip
+    replay = replay_from_log(log)
+    p1 = list(player_decisions(replay, "p1"))
+    assert p1[1].action.label == "recharge"
+    assert p1[1].order is not None and p1[1].order.order.id == "recharge"
+    p2 = list(player_decisions(replay, "p2"))
+    assert [d.action.label for d in p2[:2]] == ["move:struggle", "move:struggle"]
+    assert all(d.order is not None and d.order.order.id == "struggle" for d in p2[:2])

@@ -280,7 +280,7 @@ class _Feeder:
                 for entry in entries:
                     entry["reviving"] = entry["active"]
         else:
-            request["active"] = [self._active(entries)]
+            request["active"] = [self._active(entries, point.action)]
         try:
             battle.parse_request(request)
         except (ValueError, KeyError, AssertionError) as exc:
@@ -316,11 +316,14 @@ class _Feeder:
             "baseAbility": mon.ability or "", "item": mon.item or "", "pokeball": "pokeball",
         }  # fmt: skip
 
-    def _active(self, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    def _active(self, entries: list[dict[str, Any]], action: ReplayAction | None) -> dict[str, Any]:
         battle = self.battle
         active = next((e for e in entries if e["active"]), None)
+        known = active["moves"] if active else []
+        if action is not None and (action.kind == "recharge" or action.move == "struggle"):
+            known = [action.kind if action.kind == "recharge" else "struggle"]  # the only choice
         moves = [{"move": m, "id": m, "pp": 8, "maxpp": 8, "target": "normal",
-                  "disabled": False} for m in (active["moves"] if active else [])]  # fmt: skip
+                  "disabled": False} for m in known]  # fmt: skip
         entry: dict[str, Any] = {"moves": moves}
         gen = self.replay.gen
         if gen == 9 and not self.tera_banned and not battle.used_tera:
@@ -346,9 +349,10 @@ def _order(battle: ShowdownBattle, action: ReplayAction | None, role: str) -> Ba
     if action.kind in ("switch", "team"):
         mon = battle.team.get(action.pokemon)
         return SingleBattleOrder(mon) if mon is not None else None
-    if action.kind != "move":
+    if action.kind not in ("move", "recharge"):
         return None
-    move = next((m for m in battle.available_moves if m.id == action.move), None)
+    wanted = "recharge" if action.kind == "recharge" else action.move
+    move = next((m for m in battle.available_moves if m.id == wanted), None)
     if move is None:
         move = _base_of_max_move(battle, action.move)
     if move is None:
