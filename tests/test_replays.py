@@ -388,3 +388,13 @@ def test_recharge_and_struggle_are_the_only_choice_offered():
     p2 = list(player_decisions(replay, "p2"))
     assert [d.action.label for d in p2[:2]] == ["move:struggle", "move:struggle"]
     assert all(d.order is not None and d.order.order.id == "struggle" for d in p2[:2])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("battle_format", ["gen9ou", "gen8randombattle"])
+def test_views_agree_with_team_preview_and_with_dynamax(battle_format):
+    from pokegym.replays.agreement import AgreementConfig, check_agreement
+
+    report = check_agreement(AgreementConfig(battle_format=battle_format, battles=3, seed=1))
+    assert report.decisions > 50 and report.missing == report.extra == 0
+    assert report.agreeing == report.decisions, report.summary()

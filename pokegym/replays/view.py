@@ -256,7 +256,8 @@ class _Feeder:
             return
         ident = next((i for i, m in self.battle.team.items() if m is mon), "")
         own = self.own.get(ident)
-        if own is not None and own.regenerator and mon.max_hp:
+        # poke-env heals a Pokémon whose ability it knows to be Regenerator itself.
+        if own is not None and own.regenerator and mon.max_hp and mon.ability != "regenerator":
             mon._current_hp = min(mon.max_hp, mon.current_hp + round(mon.max_hp / 3))
 
     def request(self, point: DecisionPoint) -> None:
