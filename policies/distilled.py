@@ -3,9 +3,9 @@
 The frame is :class:`~policies.minimax.MinimaxPolicy` (simultaneous-move maximin over
 the world model, iterative deepening under a deadline); this agent fills its roles:
 
-* **evaluator**: :class:`ValueNetEvaluator`, the value network of a checkpoint
-  (:mod:`policies.value_net`) over the world-model state encoding of each leaf, batched
-  per node; optionally blended with the k-NN value of an experience memory
+* **evaluator**: :class:`~policies.core.evaluators.ValueNetEvaluator`, the value network
+  of a checkpoint (:mod:`policies.value_net`) over the world-model state encoding of each
+  leaf, batched per node; optionally blended with the k-NN value of an experience memory
   (:mod:`memory.experience`) and with the hand-written evaluator;
 * **proposer** (ours): the one-step lookahead's candidates (its best move and best
   switch always included) plus, at the root, the actions the network's policy-prior
@@ -30,32 +30,35 @@ built for that checkpoint (``pokegym memorize`` or ``pokegym distill --memory``)
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
+from memory.experience import StateMemory
+from pokegym.actions import GIMMICK_MOVE, MOVE, N_MOVES, SWITCH, request_moves
+from pokegym.observation import ObservationEncoder
 from pokegym.world.data import to_id
 from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.abyssal import AbyssalPolicy
-from policies.minimax import MinimaxOptions, MinimaxPolicy, decision_state, root_actions
-from policies.opponent_view import RuleReplyModel, order_action
+from policies.core.battle import world_action
+from policies.core.evaluators import ValueNetEvaluator
+from policies.mcts_agent import MCTSOptions, MCTSPolicy
+from policies.minimax import MinimaxOptions, MinimaxPolicy
+from policies.opponent_view import RuleReplyModel
 from policies.search import Evaluator, LookaheadProposer, Proposer
 from policies.value_net import (
     CheckpointError,
-    DistilledNetwork,
-    EnsembleNetwork,
     StateEncoder,
     action_label,
+    checkpoint_id,
     default_checkpoint,
     load_checkpoint,
     load_ensemble,
@@ -71,67 +74,7 @@ ANCHOR_RULES = ("finish", "switch_out", "forced_switch", "forced_move", "hazard"
 """The rules of ``abyssal`` (its ``last_rule``) that ``trust=`` can name."""
 
 
-# ------------------------------------------------------------- shared helpers
-def world_action(order: Any, battle: AbstractBattle) -> Action | None:
-    """The world-model action of a poke-env order (None for default/struggle orders)."""
-    return order_action(order, list(battle.team.values()))
-
-
-def checkpoint_id(folder: str | Path) -> str:
-    """A short hash of a checkpoint's weights (names the embedding a memory was built with)."""
-    digest = hashlib.sha256((Path(folder) / "model.safetensors").read_bytes()).hexdigest()
-    return digest[:16]
-
-
 # ---------------------------------------------------------------------- roles
-class ValueNetEvaluator:
-    """Leaf values from the value network, optionally blended (weights in [0, 1]):
-
-    ``v = (1 − m − h) · net + m · memory k-NN value + h · hand-written value``.
-    """
-
-    def __init__(
-        self,
-        encoder: StateEncoder,
-        network: DistilledNetwork | EnsembleNetwork,
-        memory: Any | None = None,
-        memory_weight: float = 0.0,
-        heuristic_weight: float = 0.0,
-        k: int = 16,
-    ):
-        if memory_weight < 0 or heuristic_weight < 0 or memory_weight + heuristic_weight > 1:
-            raise ValueError("memory_weight and heuristic_weight are >= 0 and sum to at most 1")
-        self.encoder = encoder
-        self.network = network
-        self.memory = memory if memory_weight > 0 else None
-        self.memory_weight = memory_weight if self.memory is not None else 0.0
-        self.heuristic_weight = heuristic_weight
-        self.k = k
-        self.calls = 0
-        self.states = 0
-
-    def evaluate(self, states: Sequence[BattleState]) -> list[float]:
-        self.calls += 1
-        self.states += len(states)
-        if len(states) == 1 and self.memory is None and not self.heuristic_weight:
-            # One leaf at a time (the MCTS): the network's vector path.
-            return [self.network.win_probability_one(self.encoder.encode(states[0]))]
-        return self.evaluate_batch(states)
-
-    def evaluate_batch(self, states: Sequence[BattleState]) -> list[float]:
-        """:meth:`evaluate` through the batch path whatever the number of states."""
-        features = self.encoder.encode_many(states)
-        value = self.network.win_probability(features).astype(np.float64)
-        net_weight = 1.0 - self.memory_weight - self.heuristic_weight
-        value *= net_weight
-        if self.memory is not None:
-            value += self.memory_weight * self.memory.value(self.network.embed(features), self.k)
-        if self.heuristic_weight:
-            # The hand-written value is one of the encoded features (its second-to-last slot).
-            value += self.heuristic_weight * features[:, -2]
-        return [float(v) for v in value]
-
-
 class PriorProposer:
     """The lookahead's candidates; at the root also the prior's favourites.
 
@@ -234,7 +177,8 @@ class DistilledPolicy(MinimaxPolicy):
         memory: an experience-memory folder built for that checkpoint (optional).
         depth, width, opponent_width, time_limit, tera: as :class:`MinimaxPolicy`.
         prior_actions: root candidates added from the policy-prior head and the memory.
-        memory_weight, heuristic_weight: leaf-value blend (see :class:`ValueNetEvaluator`).
+        memory_weight, heuristic_weight: leaf-value blend (see
+            :class:`~policies.core.evaluators.ValueNetEvaluator`).
         anchor: a rule-based agent whose choice is the default action (``abyssal``) or
             ``none``. The search overrules it only when its own choice is worth more than
             ``anchor_margin`` (win chance) more: a value network that is right on average
@@ -279,8 +223,6 @@ class DistilledPolicy(MinimaxPolicy):
         self.network = load_ensemble(folder) if ensemble else load_checkpoint(folder)
         self.memory = None
         if memory:
-            from memory.experience import StateMemory
-
             self.memory = StateMemory.load(memory, embedding_id=checkpoint_id(folder))
         self.prior_actions = o.prior_actions
         self.opponent_status = o.opponent_status
@@ -326,12 +268,8 @@ class DistilledPolicy(MinimaxPolicy):
         """Root actions ranked by the policy-prior head, then by the memory."""
         logits: dict[Action, float] = {}
         if self.network.config.observation_features:
-            from pokegym.actions import GIMMICK_MOVE, MOVE, N_MOVES, SWITCH, request_moves
-
             observer = self._observers.get(battle.gen)
             if observer is None:
-                from pokegym.observation import ObservationEncoder
-
                 observer = self._observers[battle.gen] = ObservationEncoder(battle.gen)
             scores = self.network.policy_logits(observer.encode(battle))
             if scores is not None:
@@ -439,8 +377,6 @@ def make_distilled(search: str = "mcts", **options: Any) -> Any:
         return DistilledPolicy(**options)
     if search != "mcts":
         raise ValueError(f"search is one of {', '.join(SEARCHES)}, not {search!r}")
-    from policies.mcts_agent import MCTSOptions, MCTSPolicy
-
     mcts_options = {f.name for f in dataclasses.fields(MCTSOptions)} | {"seed"}
     maximin_options = {f.name for f in dataclasses.fields(DistilledOptions)} | {"seed"}
     maximin_only = sorted((set(options) - mcts_options) & maximin_options)
@@ -464,10 +400,5 @@ __all__ = [
     "DistilledOptions",
     "DistilledPolicy",
     "PriorProposer",
-    "ValueNetEvaluator",
-    "checkpoint_id",
-    "decision_state",
     "make_distilled",
-    "root_actions",
-    "world_action",
 ]

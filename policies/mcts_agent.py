@@ -44,6 +44,11 @@ import numpy as np
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
+from pokegym.actions import ActionCodec
+from pokegym.errors import IllegalActionError
+from pokegym.llm import LLMError, call_deadline
+from pokegym.observation import ObservationEncoder
+from pokegym.text import BattlePrompter
 from pokegym.text.prompts import LAYOUTS
 from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.data import load_dex
@@ -51,11 +56,17 @@ from pokegym.world.evaluation import HeuristicEvaluator, terminal_value
 from pokegym.world.priors import battle_format, belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
+from policies.abyssal import AbyssalPolicy
 from policies.base import Policy
+from policies.core.battle import decision_state, legal_actions, root_actions, world_action
 from policies.core.deadline import seconds_left
+from policies.core.evaluators import ValueNetEvaluator
+from policies.core.priors import AnchoredPrior
+from policies.llm_common import ModelHandle
 from policies.mcts import SMMCTS, RootStats, SearchConfig
-from policies.minimax import decision_state, root_actions
-from policies.search import legal_actions
+from policies.opponent_model import DEFAULT_MODEL, OpponentPrior, load_opponent_model
+from policies.rollout import RolloutEvaluator
+from policies.value_net import StateEncoder, agent_network
 
 log = logging.getLogger(__name__)
 
@@ -84,56 +95,6 @@ class WorldGame:
 
     def terminal_value(self, state: BattleState) -> float | None:
         return terminal_value(state)
-
-
-class AnchoredPrior:
-    """The base prior (uniform without one) with ``share`` of the mass moved onto one
-    favoured action of side 0 at each root state (the rule-based agent's choice).
-
-    ``root`` (optional) replaces the base prior for side 0 at the root states: a
-    probability for each of our root actions (the network's policy head).
-
-    ``opponent_floor`` mixes that share of a uniform prior into side 1's prior at every
-    node: the damage prior puts nearly all of the opponent's mass on its strongest attack,
-    so its switches and status moves were hardly searched (a switch that the opponent
-    then made had drawn almost none of the search's visits; docs/experiments/mcts-search.md,
-    section 8).
-    """
-
-    def __init__(
-        self,
-        base: Any,
-        roots: Sequence[BattleState],
-        favoured: Action | None,
-        share: float,
-        root: dict[Action, float] | None = None,
-        opponent_floor: float = 0.0,
-    ):
-        self.base = base
-        self.roots = {id(s) for s in roots}
-        self.favoured = favoured
-        self.share = share
-        self.root = root
-        self.opponent_floor = opponent_floor
-
-    def prior(self, state: BattleState, side: int, actions: list[Action]) -> list[float]:
-        n = len(actions)
-        at_root = side == 0 and id(state) in self.roots
-        if at_root and self.root is not None:
-            probs = [self.root.get(a, 0.0) for a in actions]
-            total = sum(probs)
-            probs = [p / total for p in probs] if total > 0 else [1.0 / n] * n
-        elif self.base is not None:
-            probs = self.base.prior(state, side, actions)
-        else:
-            probs = [1.0 / n] * n
-        if at_root and n > 1 and self.favoured in actions:
-            probs = [(1.0 - self.share) * p for p in probs]
-            probs[actions.index(self.favoured)] += self.share
-        floor = self.opponent_floor
-        if side == 1 and floor and n > 1:
-            probs = [(1.0 - floor) * p + floor / n for p in probs]
-        return probs
 
 
 def leaf_evaluator(evaluator: str, fmt: str, checkpoint: str | None) -> str:
@@ -190,8 +151,8 @@ class MCTSOptions:
     its mean value is higher by more than this (win chance; 1: the search always decides)."""
     opponent_floor: float = 0.0
     """The share of a uniform prior mixed into the opponent's prior at every node
-    (:class:`AnchoredPrior`), in [0, 1): more of the search spent on the opponent's
-    switches and status moves."""
+    (:class:`~policies.core.priors.AnchoredPrior`), in [0, 1): more of the search spent on
+    the opponent's switches and status moves."""
     opponent_model: str = "none"
     """The opponent's prior at every node: ``none`` (the base prior: the damage prior, or
     uniform), ``default`` (the fitted model shipped,
@@ -293,8 +254,6 @@ class MCTSPolicy(Policy):
         evaluator, prior, checkpoint, anchor = o.evaluator, o.prior, o.checkpoint, o.anchor
         self.network: Any = None
         if evaluator in ("network", "auto") or prior == "network":
-            from policies.value_net import agent_network
-
             self.network = agent_network(checkpoint)
         if prior == "network" and not policy_head_features(self.network):
             raise ValueError(
@@ -307,23 +266,14 @@ class MCTSPolicy(Policy):
         self.llm: Any = None
         self._prompter: Any = None
         if prior == "llm":
-            from pokegym.text import BattlePrompter
-            from policies.llm_common import ModelHandle
-
             self.llm = ModelHandle(o.model)
             self._prompter = BattlePrompter(layout=o.prompt_layout)
         self._report: dict[str, Any] | None = None
         self.opponent_model: Any = None
         if o.opponent_model != "none":
-            from policies.opponent_model import DEFAULT_MODEL, load_opponent_model
-
             path = DEFAULT_MODEL if o.opponent_model == "default" else o.opponent_model
             self.opponent_model = load_opponent_model(path)
-        self._anchor = None
-        if anchor == "abyssal":
-            from policies.abyssal import AbyssalPolicy
-
-            self._anchor = AbyssalPolicy(seed)
+        self._anchor = AbyssalPolicy(seed) if anchor == "abyssal" else None
         self._models: dict[tuple[int, str], tuple[TransitionModel, TransitionModel | None, Any]]
         self._models = {}
         self.last_stats: RootStats | None = None
@@ -348,15 +298,10 @@ class MCTSPolicy(Policy):
             model = TransitionModel(dex)
             sampler = TransitionModel(dex, mode="sample") if self.chance == "sampled" else None
             if leaves == "network":
-                from policies.distilled import ValueNetEvaluator
-                from policies.value_net import StateEncoder
-
                 evaluator: Any = ValueNetEvaluator(StateEncoder(model), self.network)
             else:
                 evaluator = HeuristicEvaluator(model, alive_weight=self.alive_weight)
             if self.options.rollout_turns:
-                from policies.rollout import RolloutEvaluator
-
                 evaluator = RolloutEvaluator(model, evaluator, self.options.rollout_turns)
             roles = self._models[(gen, leaves)] = (model, sampler, evaluator)
         return roles
@@ -437,8 +382,6 @@ class MCTSPolicy(Policy):
         if self.prior_name != "none":
             base = HeuristicPrior(game.game.model, switch_gain=self.options.switch_gain)
         if self.opponent_model is not None:
-            from policies.opponent_model import OpponentPrior
-
             base = OpponentPrior(game.game.model, self.opponent_model, base)
         prior = None
         if base is not None or favoured is not None:
@@ -456,9 +399,6 @@ class MCTSPolicy(Policy):
         """The policy head's (``prior=network``) or the language model's (``prior=llm``)
         probability of each root order, a softmax over the legal ones; {} when the model
         gave no answer in time."""
-        from pokegym.actions import ActionCodec
-        from pokegym.errors import IllegalActionError
-
         if self._codec is None:
             self._codec = ActionCodec("terastallize" if battle.gen == 9 else None)
         logits = self._llm_scores(battle) if self.prior_name == "llm" else self._head_scores(battle)
@@ -480,8 +420,6 @@ class MCTSPolicy(Policy):
     def _head_scores(self, battle: AbstractBattle) -> dict[int, float]:
         observer = self._observers.get(battle.gen)
         if observer is None:
-            from pokegym.observation import ObservationEncoder
-
             observer = self._observers[battle.gen] = ObservationEncoder(battle.gen)
         logits = self.network.policy_logits(observer.encode(battle))[0]
         return {i: float(v) for i, v in enumerate(logits)}
@@ -489,8 +427,6 @@ class MCTSPolicy(Policy):
     def _llm_scores(self, battle: AbstractBattle) -> dict[int, float]:
         """Log-probabilities of our legal actions (by action index) from one scoring call,
         stopped after ``llm_seconds``; {} on any model error (counted as a fallback)."""
-        from pokegym.llm import LLMError, call_deadline
-
         messages, actions = self._prompter.action_prompt(battle)
         if len(actions) < 2:
             return {}
@@ -508,8 +444,6 @@ class MCTSPolicy(Policy):
     def _favoured(self, battle: AbstractBattle, orders: dict[Action, BattleOrder]) -> Action | None:
         if self._anchor is None:
             return None
-        from policies.distilled import world_action
-
         action = world_action(self._anchor.choose(battle), battle)
         return action if action in orders else None
 

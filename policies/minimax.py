@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from poke_env.battle import AbstractBattle
-from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
+from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
-from pokegym.world.data import Dex, load_dex, to_id
+from pokegym.world.data import Dex, load_dex
 from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.priors import belief_for
-from pokegym.world.state import BattleState, state_from_battle
+from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
+from policies.core.battle import decision_state, root_actions
 from policies.search import (
     Evaluator,
     LookaheadProposer,
@@ -244,41 +245,3 @@ class MinimaxPolicy(Policy):
         backed-up value is higher by more than :attr:`anchor_margin`.
         """
         return None
-
-
-def decision_state(
-    battle: AbstractBattle, dex: Dex, determinization: dict[str, Any] | None = None
-) -> BattleState:
-    """The world-model state a search starts from: the opponent's hidden sets from the
-    modal set of the priors (or ``determinization``), and ``notes["unseen"]`` = opponent
-    Pokémon not seen yet."""
-    if determinization is None:
-        determinization = belief_for(battle).modal_determinization()
-    state = state_from_battle(battle, determinization, dex)
-    seen = len(state.sides[1].mons)
-    size = max(len(battle.opponent_team), _team_size(battle))
-    state.notes = {"unseen": max(0, size - seen)}
-    return state
-
-
-def _team_size(battle: AbstractBattle) -> int:
-    size = getattr(battle, "_team_size", None) or {}
-    role = getattr(battle, "opponent_role", None)
-    if isinstance(size, dict) and role in size:
-        return int(size[role])
-    return 6
-
-
-def root_actions(battle: AbstractBattle, tera: bool) -> dict[Action, BattleOrder]:
-    """Our legal world-model actions now, from the battle's request, with their orders."""
-    orders: dict[Action, BattleOrder] = {}
-    for move in battle.available_moves:
-        orders[("move", to_id(move.id), False)] = SingleBattleOrder(move)
-        if tera and battle.can_tera:
-            orders[("move", to_id(move.id), True)] = SingleBattleOrder(move, terastallize=True)
-    index = {id(mon): i for i, mon in enumerate(battle.team.values())}
-    for mon in battle.available_switches:
-        if id(mon) in index:
-            orders[("switch", index[id(mon)], False)] = SingleBattleOrder(mon)
-    return orders
-

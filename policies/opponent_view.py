@@ -22,11 +22,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from poke_env.battle import AbstractBattle, Move, Pokemon
-from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
+from poke_env.player.battle_order import BattleOrder
 
 from pokegym.world.data import to_id
 from pokegym.world.sets import PokemonSet
 from pokegym.world.transition import Action
+from policies.core.battle import order_action
 
 
 def seen_opponents(battle: AbstractBattle) -> list[Pokemon]:
@@ -125,24 +126,9 @@ class RuleReplyModel:
         return reply_action(self.policy.choose(view), battle)
 
 
-def order_action(order: Any, team: list[Pokemon]) -> Action | None:
-    """The world-model action of a poke-env order whose switch targets are numbered by
-    their place in ``team`` (None for default/struggle orders and unknown Pokémon)."""
-    if not isinstance(order, SingleBattleOrder):
-        return None
-    target = order.order
-    if isinstance(target, Move):
-        return ("move", to_id(target.id), bool(order.terastallize))
-    if isinstance(target, Pokemon):
-        for i, mon in enumerate(team):
-            if mon is target or to_id(mon.species) == to_id(target.species):
-                return ("switch", i, False)
-    return None
-
-
 def reply_action(order: BattleOrder, battle: AbstractBattle) -> Action | None:
     """An order given in the opponent's place, as side 1's world-model action."""
     return order_action(order, seen_opponents(battle))
 
 
-__all__ = ["OpponentView", "RuleReplyModel", "order_action", "reply_action", "seen_opponents"]
+__all__ = ["OpponentView", "RuleReplyModel", "reply_action", "seen_opponents"]

@@ -35,7 +35,7 @@ logged (``logging`` at INFO; also :attr:`PokeChampPolicy.last_log`).
 
 ``evaluator="distilled"`` is the hybrid: the language model where it is cheap and says
 most (our candidates and the opponent's likely replies at the root, one call each per
-turn), the distilled value network (:class:`policies.distilled.ValueNetEvaluator`,
+turn), the distilled value network (:class:`policies.core.evaluators.ValueNetEvaluator`,
 ``checkpoint=`` or the shipped one) at every leaf, which costs well under a millisecond,
 so the search goes two full turns deep by default (``depth`` up to 3) within the clock.
 :attr:`PokeChampPolicy.depths` records the depth each decision completed; the arena's
@@ -61,14 +61,17 @@ from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action, TransitionModel
+from policies.core.battle import root_actions
+from policies.core.evaluators import ValueNetEvaluator
 from policies.llm_common import DEFAULT_MODEL, Deadline, ModelHandle, TurnClock, _model_options
-from policies.minimax import DEADLINE_MARGIN, MinimaxPolicy, root_actions
+from policies.minimax import DEADLINE_MARGIN, MinimaxPolicy
 from policies.search import (
     Evaluator,
     LookaheadProposer,
     Proposer,
     SearchTimeout,
 )
+from policies.value_net import StateEncoder, agent_network
 
 log = logging.getLogger(__name__)
 
@@ -435,8 +438,6 @@ class PokeChampPolicy(MinimaxPolicy):
         self.evaluator = evaluator
         self.network: Any = None
         if evaluator == "distilled":
-            from policies.value_net import agent_network
-
             self.network = agent_network(checkpoint)
         #: The depth each searched decision completed.
         self.depths: list[int] = []
@@ -506,9 +507,6 @@ class PokeChampPolicy(MinimaxPolicy):
         if self.evaluator == "llm":
             evaluator = LLMLeafEvaluator(turn, heuristic)
         elif self.evaluator == "distilled":
-            from policies.distilled import ValueNetEvaluator
-            from policies.value_net import StateEncoder
-
             evaluator = ValueNetEvaluator(StateEncoder(model), self.network)
         turn.notes["evaluator"] = evaluator
         return proposer, opponent, evaluator

@@ -20,7 +20,7 @@ from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.evaluation import terminal_value
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
-from policies.search import legal_actions
+from policies.core.battle import legal_actions
 
 
 class RolloutEvaluator:

@@ -47,9 +47,8 @@ from pokegym.world.evaluation import terminal_value
 from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
+from policies.core.battle import legal_actions
 from policies.mcts import Evaluator, collector_paused
-
-PASS: Action = ("pass", None, False)
 
 
 class Proposer(Protocol):
@@ -60,12 +59,6 @@ class Proposer(Protocol):
 
 class SearchTimeout(Exception):
     """Raised inside the search when the deadline has passed (the iteration is dropped)."""
-
-
-def legal_actions(model: TransitionModel, state: BattleState, side: int) -> list[Action]:
-    """The model's legal actions, or a single pass when the side cannot act."""
-    actions = model.legal_actions(state, side)
-    return actions or [PASS]
 
 
 # ------------------------------------------------------------------ heuristics

@@ -12,6 +12,7 @@ torch module (:func:`torch_network`) is only built for training.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -412,6 +413,12 @@ def default_checkpoint(battle_format: str = "gen9randombattle") -> Path:
     return Path(__file__).parent / "checkpoints" / f"distilled-{battle_format}"
 
 
+def checkpoint_id(folder: str | Path) -> str:
+    """A short hash of a checkpoint's weights (names the embedding a memory was built with)."""
+    digest = hashlib.sha256((Path(folder) / "model.safetensors").read_bytes()).hexdigest()
+    return digest[:16]
+
+
 def agent_network(checkpoint: str | Path | None) -> DistilledNetwork:
     """The value network an agent's ``checkpoint=`` option names (default: the shipped one).
 
@@ -437,6 +444,7 @@ __all__ = [
     "StateEncoder",
     "action_label",
     "agent_network",
+    "checkpoint_id",
     "default_checkpoint",
     "load_checkpoint",
     "load_ensemble",

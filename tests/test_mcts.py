@@ -367,7 +367,7 @@ def test_auto_leaves_are_the_network_where_it_was_trained():
     "battle_format,leaves", [("gen9randombattle", "network"), ("gen9ou", "heuristic")]
 )
 def test_distilled_picks_its_leaves_by_the_format_it_plays(battle_format, leaves):
-    from policies.distilled import ValueNetEvaluator
+    from policies.core.evaluators import ValueNetEvaluator
 
     result, made = play("distilled:iterations=20,determinizations=1", battles=1,
                         battle_format=battle_format)  # fmt: skip
@@ -382,7 +382,7 @@ def test_distilled_picks_its_leaves_by_the_format_it_plays(battle_format, leaves
 @pytest.mark.slow
 def test_an_anchor_with_a_wide_margin_plays_the_rule_based_choice():
     from policies.abyssal import AbyssalPolicy
-    from policies.distilled import world_action
+    from policies.core.battle import world_action
 
     class Compare:
         def __init__(self):
@@ -496,7 +496,7 @@ def test_search_report_holds_visit_shares_and_the_visit_weighted_value():
 
 
 def test_a_root_prior_replaces_the_base_prior_at_the_root_only():
-    from policies.mcts_agent import AnchoredPrior
+    from policies.core.priors import AnchoredPrior
 
     class Base:
         def prior(self, state, side, actions):
@@ -518,9 +518,9 @@ def test_the_opponent_floor_spreads_the_search_over_the_opponent_s_actions():
     from pokegym.world.encoding import StateEncoder
     from pokegym.world.evaluation import terminal_value
     from pokegym.world.transition import TransitionModel
-    from policies.distilled import ValueNetEvaluator
+    from policies.core.battle import legal_actions
+    from policies.core.evaluators import ValueNetEvaluator
     from policies.mcts_agent import MCTSPolicy, WorldGame
-    from policies.search import legal_actions
 
     _, samples = play_and_score(1, ["gen9randombattle"], seed=5, progress=False)
     model = TransitionModel(load_dex(9))
@@ -547,7 +547,7 @@ def test_the_opponent_floor_spreads_the_search_over_the_opponent_s_actions():
 
 
 def test_the_opponent_floor_flattens_only_the_opponent_s_prior():
-    from policies.mcts_agent import AnchoredPrior
+    from policies.core.priors import AnchoredPrior
 
     class Peaked:  # all the mass on the first action, as the damage prior nearly does
         def prior(self, state, side, actions):
@@ -567,7 +567,7 @@ def test_a_language_model_prior_steers_the_root_and_is_metered():
     """prior=llm on a real battle with a scripted model that likes switching: the root
     prior is the model's softmax over our legal orders, and its calls are counted."""
     from pokegym.llm import make_model
-    from policies.minimax import root_actions
+    from policies.core.battle import root_actions
 
     def likes_switching(prompt, options):
         return [0.0 if o.startswith("switch") else -5.0 for o in options]
@@ -622,10 +622,10 @@ def test_the_switch_prior_favours_leaving_a_threat_for_a_pokemon_that_takes_it()
     Corviknight (immune to Ground) gets more prior than to Tyranitar (weak to Ground), and
     both more than a plain switch; Garchomp itself, not threatened by Heatran, gets no
     bonus for switching."""
+    from pokegym.world.action_prior import HeuristicPrior
     from pokegym.world.data import load_dex
     from pokegym.world.state import BattleState, SideState
     from pokegym.world.transition import TransitionModel
-    from policies.mcts_agent import HeuristicPrior
 
     dex = load_dex(9)
     model = TransitionModel(dex)

@@ -10,8 +10,8 @@ import pytest
 from memory.experience import MemoryFileError, StateMemory
 from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
-from policies.distilled import DistilledPolicy, checkpoint_id
-from policies.value_net import default_checkpoint
+from policies.distilled import DistilledPolicy
+from policies.value_net import checkpoint_id, default_checkpoint
 from train.collection import read_collection
 from train.dataset import load_dataset, split_battles
 from train.distill import DistillConfig

@@ -122,8 +122,7 @@ def test_truncated_entries_and_missing_files(tmp_path):
 
 
 def test_a_damaged_memory_is_one_line_and_status_2_at_the_command_line(tmp_path):
-    from policies.distilled import checkpoint_id
-    from policies.value_net import default_checkpoint
+    from policies.value_net import checkpoint_id, default_checkpoint
 
     x, outcomes, actions = two_clusters(50)
     memory = StateMemory(8, checkpoint_id(default_checkpoint()))  # the shipped checkpoint's

@@ -16,10 +16,9 @@ from pokegym.showdown.simulator import shared_simulator
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors import belief_for
 from policies.abyssal import AbyssalPolicy
+from policies.core.battle import decision_state, legal_actions
 from policies.distilled import DistilledPolicy
-from policies.minimax import decision_state
 from policies.opponent_view import OpponentView, RuleReplyModel, reply_action, seen_opponents
-from policies.search import legal_actions
 
 # Every test here plays real battles or starts Node (`pytest -m "not slow"` skips them).
 pytestmark = pytest.mark.slow

@@ -230,7 +230,7 @@ class _Worker:
     def _row(self, battle: Any, order: Any, report: dict[str, Any] | None) -> dict[str, Any] | None:
         from pokegym.errors import IllegalActionError
         from pokegym.world.lookahead import one_step_lookahead
-        from policies.distilled import decision_state, root_actions, world_action
+        from policies.core.battle import decision_state, root_actions, world_action
         from policies.value_net import action_label
 
         if battle.opponent_active_pokemon is None or battle.active_pokemon is None:

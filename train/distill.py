@@ -589,8 +589,7 @@ def build_memory(checkpoint: str | Path, data: Dataset, rows: np.ndarray | None 
     """A :class:`memory.experience.StateMemory` of ``rows`` (default: every row) of
     ``data``, embedded by the checkpoint's network and tied to that checkpoint."""
     from memory.experience import StateMemory
-    from policies.distilled import checkpoint_id
-    from policies.value_net import load_checkpoint
+    from policies.value_net import checkpoint_id, load_checkpoint
 
     rows = np.arange(len(data.states)) if rows is None else np.asarray(rows)
     network = load_checkpoint(checkpoint)

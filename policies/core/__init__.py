@@ -1,7 +1,13 @@
 """What the search agents share: adapters from poke-env's battle object to the states
-that searches read, and back from a search's choice to a legal order.
+that searches read, and back from a search's choice to a legal order; the leaf
+evaluators, priors and anchors the agents compose with a search.
 
+- :mod:`policies.core.battle`: the battle as the world model sees it (the decision state,
+  our root actions with their orders, legal actions, an order as a world-model action);
 - :mod:`policies.core.engine_state`: the battle as poke-engine sees it (one sampled set
   for every hidden opponent Pokémon, from the project's belief), and the engine's root
-  options mapped to the request's legal orders.
+  options mapped to the request's legal orders;
+- :mod:`policies.core.evaluators`: the value network's leaf evaluator;
+- :mod:`policies.core.priors`: the anchored prior over actions;
+- :mod:`policies.core.deadline`: the deadline rule of the time-budgeted searches.
 """
