@@ -47,7 +47,7 @@ from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
-from policies.abyssal import AbyssalPolicy
+from policies.core.anchors import ANCHOR_RULES, ANCHORS, anchor_policy
 from policies.core.battle import world_action
 from policies.core.evaluators import ValueNetEvaluator
 from policies.mcts_agent import MCTSOptions, MCTSPolicy
@@ -65,13 +65,6 @@ from policies.value_net import (
 )
 
 DEFAULT_FORMAT = "gen9randombattle"
-
-ANCHORS: dict[str, Any] = {"abyssal": AbyssalPolicy, "none": None}
-"""Rule-based agents whose choice can anchor the search (``anchor=``)."""
-
-ANCHOR_RULES = ("finish", "switch_out", "forced_switch", "forced_move", "hazard",
-                "hazard_removal", "recovery", "setup", "status", "attack")  # fmt: skip
-"""The rules of ``abyssal`` (its ``last_rule``) that ``trust=`` can name."""
 
 
 # ---------------------------------------------------------------------- roles
@@ -230,13 +223,13 @@ class DistilledPolicy(MinimaxPolicy):
         self.heuristic_weight = o.heuristic_weight
         self.anchor_name = o.anchor
         self.anchor_margin = o.anchor_margin
-        self._anchor_policy = ANCHORS[o.anchor](seed) if ANCHORS[o.anchor] is not None else None
+        self._anchor_policy = anchor_policy(o.anchor, seed)
         self.trusted_rules = o.trusted_rules()
         self.adaptive_caution = o.adaptive_caution
         self.predict_name = o.predict
         self.predicted_weight = o.predict_weight
-        self._reply_model = (RuleReplyModel(ANCHORS[o.predict](seed))
-                             if ANCHORS[o.predict] is not None else None)  # fmt: skip
+        predictor = anchor_policy(o.predict, seed)
+        self._reply_model = RuleReplyModel(predictor) if predictor is not None else None
         self.predictions = 0
         self._anchor_rule: str | None = None
         self._encoders: dict[int, StateEncoder] = {}

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -56,12 +56,13 @@ from pokegym.world.evaluation import HeuristicEvaluator, terminal_value
 from pokegym.world.priors import battle_format, belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
-from policies.abyssal import AbyssalPolicy
 from policies.base import Policy
+from policies.core.anchors import ANCHORS, anchor_policy
 from policies.core.battle import decision_state, legal_actions, root_actions, world_action
 from policies.core.deadline import seconds_left
 from policies.core.evaluators import ValueNetEvaluator
 from policies.core.priors import AnchoredPrior
+from policies.core.state_key import outcome_key
 from policies.llm_common import ModelHandle
 from policies.mcts import SMMCTS, RootStats, SearchConfig
 from policies.opponent_model import DEFAULT_MODEL, OpponentPrior, load_opponent_model
@@ -73,7 +74,6 @@ log = logging.getLogger(__name__)
 EVALUATORS = ("heuristic", "network", "auto")
 CHANCE_MODES = ("expected", "sampled")
 PRIORS = ("none", "heuristic", "network", "llm")
-ANCHORS = ("none", "abyssal")
 
 
 class WorldGame:
@@ -273,7 +273,7 @@ class MCTSPolicy(Policy):
         if o.opponent_model != "none":
             path = DEFAULT_MODEL if o.opponent_model == "default" else o.opponent_model
             self.opponent_model = load_opponent_model(path)
-        self._anchor = AbyssalPolicy(seed) if anchor == "abyssal" else None
+        self._anchor = anchor_policy(anchor, seed)
         self._models: dict[tuple[int, str], tuple[TransitionModel, TransitionModel | None, Any]]
         self._models = {}
         self.last_stats: RootStats | None = None
@@ -487,19 +487,3 @@ class _RootActions:
 
     def terminal_value(self, state: BattleState) -> float | None:
         return self.game.terminal_value(state)
-
-
-def outcome_key(state: BattleState) -> Hashable:
-    """What makes two sampled outcomes of a turn the same search node: everything the
-    world model reads, with HP in sixteenths of the maximum (damage rolls alone do not
-    make a new node; a miss, a critical hit, a status or a faint do)."""
-    parts: list[Any] = [state.weather, state.terrain, state.trick_room, state.gravity]
-    for side in state.sides:
-        parts.append((side.active, side.stealth_rock, side.spikes, side.toxic_spikes,
-                      side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
-                      side.tailwind, side.tera_used))  # fmt: skip
-        for m in side.mons:
-            hp = 0 if m.hp <= 0 else 1 + int(15 * m.hp / (m.stats[0] or 1))
-            parts.append((m.species, hp, m.status, m.status_turns, m.boosts, m.item,
-                          m.terastallized, m.choice_lock, m.protect_streak))  # fmt: skip
-    return tuple(parts)

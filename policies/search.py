@@ -39,7 +39,7 @@ import math
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.core.battle import legal_actions
+from policies.core.state_key import state_key
 from policies.mcts import Evaluator, collector_paused
 
 
@@ -183,7 +184,7 @@ class MinimaxSearch:
             of the opponent model by ``reply_decay ** i`` (1 = equally likely; lower
             trusts the model's ranking: its first reply is the one it expects).
         key: what makes two leaf states the same for the evaluation cache (default:
-            :func:`state_key`, everything the transition model reads).
+            :func:`~policies.core.state_key.state_key`, everything the transition model reads).
         chance: at the root, each joint action's child is ``chance`` turns drawn with
             ``sampler`` (a ``mode="sample"`` transition model) and ``rng`` instead of
             the one expected-mode child, and its value is their mean (0: off). Expected
@@ -419,17 +420,3 @@ class MinimaxSearch:
     ) -> list[tuple[Action, Action]]:
         reply = tree.worst_reply.get(best)
         return [(best, reply)] if reply is not None else []
-
-
-def state_key(state: BattleState) -> tuple[Any, ...]:
-    """A hashable summary of everything the transition model reads (for caching)."""
-    parts: list[Any] = [state.weather, state.weather_turns, state.terrain, state.terrain_turns,
-                        state.trick_room, state.gravity]  # fmt: skip
-    for side in state.sides:
-        parts.append((side.active, side.stealth_rock, side.spikes, side.toxic_spikes,
-                      side.sticky_web, side.reflect, side.light_screen, side.aurora_veil,
-                      side.tailwind, side.tera_used))  # fmt: skip
-        for m in side.mons:
-            parts.append((m.species, round(m.hp, 3), m.status, m.status_turns, m.boosts, m.item,
-                          m.terastallized, m.choice_lock, m.protect_streak))  # fmt: skip
-    return tuple(parts)

@@ -11,9 +11,10 @@ from pokegym.arena import ArenaConfig, run_arena
 from pokegym.bench.worldmodel_bench import play_and_score
 from pokegym.world.data import load_dex
 from pokegym.world.transition import TransitionModel
+from policies.core.anchors import ANCHOR_RULES
 from policies.core.battle import world_action
 from policies.core.evaluators import ValueNetEvaluator
-from policies.distilled import ANCHOR_RULES, DistilledPolicy, PriorProposer
+from policies.distilled import DistilledPolicy, PriorProposer
 from policies.search import LookaheadProposer
 from policies.value_net import CheckpointError, StateEncoder, default_checkpoint, load_checkpoint
 

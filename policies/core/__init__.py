@@ -7,7 +7,9 @@ evaluators, priors and anchors the agents compose with a search.
 - :mod:`policies.core.engine_state`: the battle as poke-engine sees it (one sampled set
   for every hidden opponent Pokémon, from the project's belief), and the engine's root
   options mapped to the request's legal orders;
+- :mod:`policies.core.state_key`: what makes two world-model states the same search node;
 - :mod:`policies.core.evaluators`: the value network's leaf evaluator;
 - :mod:`policies.core.priors`: the anchored prior over actions;
+- :mod:`policies.core.anchors`: the rule-based agents that can anchor a search;
 - :mod:`policies.core.deadline`: the deadline rule of the time-budgeted searches.
 """
