@@ -156,6 +156,7 @@ def _play(sim: Any, fmt: Any, config: AgreementConfig, index: int, agents: Any) 
                                log="spectator")  # fmt: skip
     live: dict[tuple[str, int, str, int], dict] = {}
     counts: Counter[tuple[str, int, str]] = Counter()
+    recorded, rejected = [-1, -1], [0, 0]
     try:
         for _ in range(20_000):
             if session.finished or session.battles[0].turn >= config.max_turns:
@@ -165,9 +166,14 @@ def _play(sim: Any, fmt: Any, config: AgreementConfig, index: int, agents: Any) 
                 if not session.needs_choice(side):
                     continue
                 battle = session.battles[side]
-                key = (ROLES[side], battle.turn, _decision_kind(battle))
-                live[(*key, counts[key])] = snapshot(battle)
-                counts[key] += 1
+                view = session.views[side]
+                asked_again = view.rejections != rejected[side]  # after a rejected choice
+                rejected[side] = view.rejections
+                if recorded[side] != view.request_count and not asked_again:
+                    recorded[side] = view.request_count
+                    key = (ROLES[side], battle.turn, _decision_kind(battle))
+                    live[(*key, counts[key])] = snapshot(battle)
+                    counts[key] += 1
                 choices[side] = opponent_choice(agents[side], battle, codec, rng)
             session.choose(choices)
         log = session.replay_log() or ""

@@ -132,6 +132,7 @@ class _Scan:
         self.preview: dict[str, dict] = {}
         self.switch_group: list[dict] = []
         self.last_switch: dict[str, dict] = {}
+        self.replacing: dict[str, bool] = {}  # a player's active fainted, not yet replaced
 
     def point(self, index: int, role: str, kind: DecisionKind) -> dict:
         entry = {"index": index, "role": role, "kind": kind, "turn": self.turn, "action": None}
@@ -205,10 +206,16 @@ class _Scan:
             self.last_switch[role] = entry
             return
         self.open[role] = None  # the turn's choice was never shown (it fainted first)
+        # Players replacing fainted Pokémon at the end of a turn choose at the same moment;
+        # a switch in the middle of a turn (U-turn, Eject Button) is chosen alone.
+        replacing = self.replacing.pop(role, False)
+        if not (replacing and self.switch_group):
+            self.switch_group = []
         group_index = self.switch_group[0]["index"] if self.switch_group else index
         entry = self.point(group_index, role, "forced_switch")
         entry["action"] = action
-        self.switch_group.append(entry)
+        if replacing:
+            self.switch_group.append(entry)
         self.last_switch[role] = entry
 
     def on_replace(self, m: Message) -> None:
@@ -240,6 +247,7 @@ class _Scan:
         role = _role(m.args[0]) if m.args else ""
         if role:
             self.open[role] = None
+            self.replacing[role] = True
         self.switch_group = []
 
     def on_message(self, m: Message) -> None:

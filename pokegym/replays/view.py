@@ -96,6 +96,7 @@ def own_teams(lines: tuple[str, ...], gen: int = 9) -> dict[str, dict[str, OwnPo
     hp: dict[str, int] = {}  # last HP shown, per Pokémon
     left_with: dict[str, int] = {}  # HP shown when it last switched out
     active: dict[str, str] = {}
+    transformed: set[str] = set()  # its moves are another Pokémon's until it switches out
     for line in lines:
         m = parse_message(line)
         if m is None or not m.args or m.args[0][:2] not in ROLES:
@@ -108,6 +109,7 @@ def own_teams(lines: tuple[str, ...], gen: int = 9) -> dict[str, dict[str, OwnPo
             shown = _hp(m.args[2] if m.kind in ("switch", "drag") else m.args[1])
             if m.kind in ("switch", "drag"):
                 out = active.get(role)
+                transformed.discard(out or "")
                 if out is not None and out != ident and hp.get(out, 0) > 0:
                     left_with[out] = hp[out]
                 if ident in left_with and shown is not None and shown > left_with.pop(ident):
@@ -118,7 +120,11 @@ def own_teams(lines: tuple[str, ...], gen: int = 9) -> dict[str, dict[str, OwnPo
         if m.kind in ("switch", "drag", "replace") and len(m.args) > 1:
             mon = teams[role].setdefault(ident, OwnPokemon(ident, m.args[1], []))
             mon.details = mon.details if m.kind != "replace" else m.args[1]
+        elif m.kind == "-transform":
+            transformed.add(ident)
         elif m.kind == "move" and ident in teams[role] and len(m.args) > 1:
+            if ident in transformed:
+                continue
             called = any(t.startswith("[from]") and "lockedmove" not in to_id(t) for t in m.tags)
             move = to_id(m.args[1])
             mon = teams[role][ident]
