@@ -38,8 +38,8 @@ from pokegym.errors import PokegymError
 
 MODULES = (
     "speed", "state", "damage_tables", "damage_moves", "combatant", "damage_context",
-    "damage_stats", "damage_power", "damage", "move_effects", "transition", "evaluation",
-    "encoding", "action_prior", "action_features",
+    "damage_stats", "damage_power", "damage", "state_damage", "move_effects", "transition",
+    "evaluation", "encoding", "action_prior", "action_features",
 )  # fmt: skip
 # The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"

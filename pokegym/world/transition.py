@@ -21,7 +21,8 @@ residuals (weather, Grassy Terrain, Leftovers/Black Sludge, burn, poison, toxic,
 Speed Boost, field counters) and replacements for fainted Pokémon.
 
 This module holds the turn's order, switching, hits and damage;
-:mod:`pokegym.world.move_effects` what moves do besides damage and the end of the turn.
+:mod:`pokegym.world.move_effects` what moves do besides damage and the end of the turn;
+:mod:`pokegym.world.state_damage` what the damage calculator is given of a state.
 
 Replacements (after a faint, or for a pivot) are chosen by ``replacement``:
 by default the healthiest Pokémon left (a fixed rule, so expected mode stays
@@ -56,6 +57,7 @@ from pokegym.world.move_effects import (
 )
 from pokegym.world.speed import action_speed, effective_speed
 from pokegym.world.state import BattleState, MonState, SideState
+from pokegym.world.state_damage import calculate, hp_key, sample_damage
 
 # An action: ("move", move_id, terastallize) or ("switch", team_index, False).
 Action = tuple[str, Any, bool]
@@ -506,7 +508,7 @@ class TransitionModel:
                 hit = bool(rng.random() < hit_chance)  # type: ignore[union-attr]
                 dealt = 0.0
                 if hit:
-                    dealt = float(self._sample_damage(result, rng))
+                    dealt = float(sample_damage(result, rng))
                     dealt = min(max(target.hp, 0.0), dealt)
             if result.max <= 0 and not broken:
                 return outcome  # immune
@@ -598,7 +600,7 @@ class TransitionModel:
                 table = plain
             result = table.get(move_id)
             if result is None and move_id not in table:
-                result = table[move_id] = self._calculate(s, side, move_id)
+                result = table[move_id] = calculate(self.dex, s, side, move_id)
             results.append(result)
         return results
 
@@ -643,10 +645,10 @@ class TransitionModel:
         key = (
             exact,
             user.species, user.level, user.stats, user.boosts, user.item, user.ability,
-            user.status, user.tera_type, user.terastallized, self._hp_key(user, exact),
+            user.status, user.tera_type, user.terastallized, hp_key(user, exact),
             target.species, target.level, target.stats, target.boosts, target.item,
             target.ability, target.status, target.tera_type, target.terastallized,
-            self._hp_key(target, exact),
+            hp_key(target, exact),
             s.weather, s.terrain, s.gravity > 0, target_team.reflect > 0,
             target_team.light_screen > 0, target_team.aurora_veil > 0,
             self._paradox_boost(s, user), self._paradox_boost(s, target),
@@ -657,77 +659,3 @@ class TransitionModel:
                 self._damage_cache.clear()
             table = self._damage_cache[key] = {}
         return table
-
-    def _calculate(self, s: BattleState, side: int, move_id: str) -> DamageResult | None:
-        user_team, target_team = s.sides[side], s.sides[1 - side]
-        user, target = user_team.active_mon, target_team.active_mon
-        field = damage_calc.Field(
-            weather=s.weather,
-            terrain=s.terrain,
-            gravity=s.gravity > 0,
-            attacker_side=damage_calc.Side(),
-            defender_side=damage_calc.Side(
-                reflect=target_team.reflect > 0,
-                light_screen=target_team.light_screen > 0,
-                aurora_veil=target_team.aurora_veil > 0,
-            ),
-        )
-        try:
-            return damage_calc.calculate(
-                self.dex, self._combatant(user), self._combatant(target), move_id, field,
-                use_cache=False,  # cached here, by this model's cheaper key
-            )  # fmt: skip
-        except (KeyError, ValueError):
-            return None
-
-    @staticmethod
-    def _hp_key(mon: MonState, exact_hp: bool) -> int:
-        # HP changes damage only at thresholds (full HP: Multiscale; half: Brine; a third:
-        # Blaze and co.: one bit each) except for the moves whose power scales with HP
-        # (sixteenths of the max HP).
-        hp = mon.hp
-        top = mon.stats[0] or 1
-        if exact_hp:
-            return int(hp * 16 / top)
-        return (hp >= top) + 2 * (2 * hp <= top) + 4 * (3 * hp <= top)
-
-    def _combatant(self, mon: MonState) -> Any:
-        stats, boosts = mon.stats, mon.boosts
-        boost_stages = {"atk": boosts[0], "def": boosts[1], "spa": boosts[2], "spd": boosts[3],
-                        "spe": boosts[4], "accuracy": boosts[5], "evasion": boosts[6]}  # fmt: skip
-        return damage_calc.Combatant(
-            species=mon.species,
-            level=mon.level,
-            types=mon.current_types(),
-            stats={
-                "hp": stats[0],
-                "atk": stats[1],
-                "def": stats[2],
-                "spa": stats[3],
-                "spd": stats[4],
-                "spe": stats[5],
-            },
-            hp=max(1, round(mon.hp)),
-            boosts=boost_stages,
-            ability=mon.ability,
-            item=mon.item,
-            status=mon.status,
-            tera_type=mon.tera_type,
-            terastallized=mon.terastallized,
-            weight=mon.weight,
-        )
-
-    @staticmethod
-    def _sample_damage(result: Any, rng: np.random.Generator | None) -> int:
-        assert rng is not None
-        rolls = result.rolls
-        hits = 1
-        hit_info = getattr(result, "hits", None)
-        if isinstance(hit_info, tuple) and hit_info and isinstance(hit_info[0], int):
-            hits = max(1, int(hit_info[0]))
-        total = int(getattr(result, "form_break_hp", 0))  # a Disguise breaking
-        crit_rolls = getattr(result, "crit_rolls", rolls) or rolls
-        for _ in range(hits):
-            pool = crit_rolls if rng.random() < 1 / 24 else rolls
-            total += int(pool[int(rng.integers(len(pool)))])
-        return total
