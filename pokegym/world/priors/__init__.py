@@ -101,6 +101,7 @@ public name is importable from ``pokegym.world.priors``.
 
 from __future__ import annotations
 
+from pokegym.world.priors.battle_history import damage_events, turn_orders
 from pokegym.world.priors.belief import (
     BeliefState,
     battle_format,
@@ -112,13 +113,7 @@ from pokegym.world.priors.belief import (
 from pokegym.world.priors.distribution import (
     SetDistribution,
 )
-from pokegym.world.priors.protocol import (
-    DamageEvent,
-    ObservedTurnOrder,
-    ProtocolTracker,
-    damage_events,
-    turn_orders,
-)
+from pokegym.world.priors.protocol import DamageEvent, ObservedTurnOrder, ProtocolTracker
 from pokegym.world.priors.set_priors import (
     GenericPrior,
     MixturePrior,

@@ -13,13 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pokegym.world.data import Dex, load_dex, to_id
+from pokegym.world.priors.battle_history import battle_events, resolve_order
 from pokegym.world.priors.distribution import SetDistribution, _tera_name
-from pokegym.world.priors.protocol import (
-    ObservedTurnOrder,
-    ProtocolTracker,
-    _battle_events,
-    _resolve_order,
-)
+from pokegym.world.priors.protocol import ObservedTurnOrder, ProtocolTracker
 from pokegym.world.priors.set_priors import SetPrior
 from pokegym.world.priors.sources import prior_for_format
 from pokegym.world.priors.turn_order import TurnOrder
@@ -216,7 +212,7 @@ class BeliefState:
             self.our_role = battle.player_role
             self._reset()
             self._battle_tag = battle.battle_tag
-        events = _battle_events(battle)
+        events = battle_events(battle)
         if len(events) == self._fed and self._fed:
             return False  # everything the opponent reveals arrives as a protocol line
         if len(events) < self._fed:
@@ -226,7 +222,7 @@ class BeliefState:
             self.tracker.feed(event)
         self._fed = len(events)
         for obs in self.tracker.orders[self._orders_seen :]:
-            order = _resolve_order(obs, self.tracker, battle)
+            order = resolve_order(obs, self.tracker, battle)
             if order is not None:
                 self._orders.setdefault(obs.theirs, []).append((obs, order))
         self._orders_seen = len(self.tracker.orders)

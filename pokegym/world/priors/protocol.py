@@ -1,18 +1,16 @@
 """Reading a battle's protocol lines: what the opponent revealed, turn orders and
-direct hits (:class:`ProtocolTracker`, :func:`turn_orders`, :func:`damage_events`)."""
+direct hits (:class:`ProtocolTracker`; :mod:`pokegym.world.priors.battle_history` runs it
+over the lines a poke-env battle object keeps)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pokegym.showdown.protocol import Message, ProtocolReader, parse_condition, pokemon_ident
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors.turn_order import SpeedFacts, TurnOrder
-
-if TYPE_CHECKING:
-    from poke_env.battle import AbstractBattle
 
 
 # --------------------------------------------------------------------------- protocol
@@ -682,58 +680,3 @@ class ProtocolTracker(ProtocolReader):
 
     def forme_stable_after(self, ident: str, index: int) -> bool:
         return all(i < index for i in self.forme_changes.get(ident, []))
-
-
-def _battle_events(battle: AbstractBattle) -> list[list[str]]:
-    events = getattr(battle, "_replay_data", None)
-    if events is None:
-        raise TypeError(
-            "This battle object keeps no protocol history (poke-env's `_replay_data`); "
-            "feed the protocol lines to a ProtocolTracker instead."
-        )
-    return events  # type: ignore[no-any-return]
-
-
-def _resolve_order(
-    obs: ObservedTurnOrder, tracker: ProtocolTracker, battle: AbstractBattle
-) -> TurnOrder | None:
-    mon = battle.team.get(obs.ours)
-    if mon is None:
-        return None
-    speed = (mon.stats or {}).get("spe")
-    if not speed:
-        return None
-    if not tracker.forme_stable_after(obs.ours, obs.event_index):
-        return None
-    item = tracker.our_item_at(obs.ours, obs.event_index, mon.item)
-    if item is None or item == "unknownitem":
-        return None
-    return obs.resolve(speed, item, mon.ability or "")
-
-
-def turn_orders(battle: AbstractBattle) -> list[tuple[str, TurnOrder]]:
-    """Every usable turn order of a poke-env battle, as ``(opponent identifier, order)``.
-
-    Reads the protocol lines the battle keeps; our Speed, item and ability come from
-    the battle's own team (the request).
-    """
-    role = battle.player_role or "p1"
-    tracker = ProtocolTracker(role, battle.gen)
-    for event in _battle_events(battle):
-        tracker.feed(event)
-    out = []
-    for obs in tracker.orders:
-        if (obs.theirs[:2], obs.their_stint) in tracker.invalid_stints:
-            continue
-        order = _resolve_order(obs, tracker, battle)
-        if order is not None:
-            out.append((obs.theirs, order))
-    return out
-
-
-def damage_events(battle: AbstractBattle) -> list[DamageEvent]:
-    """Direct hits in a poke-env battle (both directions), from its protocol lines."""
-    tracker = ProtocolTracker(battle.player_role or "p1", battle.gen)
-    for event in _battle_events(battle):
-        tracker.feed(event)
-    return list(tracker.damage)
