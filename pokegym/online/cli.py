@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pokegym.errors import InvalidTeamError, PokegymError
+from pokegym.interrupts import interrupt_signal, sigterm_as_interrupt
 
 MODES = {
     "ladder": "play rated games on a Showdown server's ladder",
@@ -129,9 +130,7 @@ def config_from(args: argparse.Namespace) -> Any:
 
 
 def command(args: argparse.Namespace) -> int:
-    from pokegym.cli import _sigterm_as_interrupt, interrupt_signal
-
-    with _sigterm_as_interrupt():
+    with sigterm_as_interrupt():
         try:
             return _play(args)
         except KeyboardInterrupt as exc:  # before the run started: nothing to keep
@@ -171,8 +170,6 @@ def _play(args: argparse.Namespace) -> int:
         raise
     _report(config, run.results)
     if run.interrupted:
-        from pokegym.cli import interrupt_signal
-
         signum = interrupt_signal(KeyboardInterrupt())
         print(f"pokegym: interrupted ({signal.Signals(signum).name}); any battle in progress "
               "was forfeited.", file=sys.stderr)  # fmt: skip

@@ -8,9 +8,10 @@ pokegym replays check [--battles 50] [--format gen9randombattle] [--out DIR]
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Sequence
+
+from pokegym.interrupts import interrupt_signal, sigterm_as_interrupt
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,24 +40,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one action; Ctrl-C and SIGTERM stop it with the simulator closed and the
     shards written so far kept (exit status 130 or 143)."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
-    received: list[int] = []
-
-    def on_term(signum: int, frame: object) -> None:
-        received.append(signum)
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        return _run(args)
-    except KeyboardInterrupt:
-        print("pokegym replays: interrupted", file=sys.stderr)
-        return 128 + (received[0] if received else signal.SIGINT)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    with sigterm_as_interrupt():
+        try:
+            return _run(args)
+        except KeyboardInterrupt as exc:
+            print("pokegym replays: interrupted", file=sys.stderr)
+            return 128 + interrupt_signal(exc)
 
 
 def _run(args: argparse.Namespace) -> int:
