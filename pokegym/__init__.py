@@ -35,6 +35,11 @@ for _env_id, (_format, _kwargs) in ENV_IDS.items():
             kwargs={"battle_format": _format, **_kwargs},
         )
 
+# Puzzle suites (pokegym.puzzles.env): one scenario per episode.
+for _env_id, _suite in {"Showdown-Puzzle1v1-v0": "1v1"}.items():
+    if _env_id not in registry:
+        register(id=_env_id, entry_point="pokegym.puzzles.env:PuzzleEnv", kwargs={"suite": _suite})
+
 _LAZY = {
     "ShowdownEnv": "pokegym.env",
     "ShowdownParallelEnv": "pokegym.parallel_env",

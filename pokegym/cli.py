@@ -411,6 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
         func=lambda args: importlib.import_module("pokegym.replays.cli").main(args.rest)
     )
 
+    puzzles = sub.add_parser("puzzles", help="puzzle suites: puzzles build|run|list")
+    puzzles.add_argument("rest", nargs=argparse.REMAINDER, help="build, run or list (--help)")
+    puzzles.set_defaults(
+        func=lambda args: importlib.import_module("pokegym.puzzles.cli").main(args.rest)
+    )
+
     playtest = sub.add_parser("playtest", help="playtest report [--records DIR] [--out DIR]")
     playtest.add_argument("rest", nargs=argparse.REMAINDER, help="report and its options")
     playtest.set_defaults(func=_playtest)

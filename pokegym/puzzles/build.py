@@ -1,0 +1,142 @@
+"""The generator of the ``1v1`` suite (``pokegym puzzles build``).
+
+Candidate ``j`` of seed ``S`` is drawn from ``numpy.random.default_rng([S, j])``: two
+Gen 8 random-battle teams from Showdown's own generator (``Teams.generate``, each with
+its own seed), one Pokémon of each (a slot drawn at random), the battle seed, and the
+seeds of the reference agent's tries. The reference agent (``abyssal``) plays player 1
+against the suite's opponent up to ``tries`` times, each with another battle seed; the
+candidate is kept when it wins one of them. The battle seed a scenario is scored with
+is drawn apart from the tries' seeds, so that the reference agent's own solve rate is
+measured, not given.
+
+The battles are played in ``gen8randombattle`` with the teams passed to the simulator:
+random-battle mechanics and rules exactly (levels from the random set, Dynamax allowed,
+no Team Preview), one Pokémon a side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pokegym.agents import make_agent
+from pokegym.errors import PokegymError
+from pokegym.puzzles.play import play_teams, puzzle_setup
+from pokegym.puzzles.scenarios import Scenario, Suite, check_suite_name, export_set
+from pokegym.showdown.install import lock_hash
+from pokegym.showdown.simulator import Simulator
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """How a suite is generated.
+
+    Attributes:
+        suite: the suite's name.
+        seed: the generator's seed.
+        n: scenarios to keep.
+        tries: battles the reference agent gets per candidate.
+        reference: the agent spec a scenario must be won by.
+        opponent: the agent spec playing player 2.
+        format: the Showdown format of the sets and the battles.
+        max_turns: a battle still going at this turn counts as not won.
+    """
+
+    suite: str = "1v1"
+    seed: int = 0
+    n: int = 1000
+    tries: int = 3
+    reference: str = "abyssal"
+    opponent: str = "abyssal"
+    format: str = "gen8randombattle"
+    max_turns: int = 100
+
+    def __post_init__(self) -> None:
+        check_suite_name(self.suite)
+        if self.n < 1 or self.tries < 1 or self.max_turns < 1:
+            raise BuildConfigError(
+                f"n, tries and max_turns are at least 1 (got n={self.n}, tries={self.tries}, "
+                f"max_turns={self.max_turns})."
+            )
+        if self.seed < 0:
+            raise BuildConfigError(f"The seed is a non-negative integer, got {self.seed}.")
+
+
+class BuildConfigError(PokegymError, ValueError):
+    """A puzzle suite cannot be built with these settings."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One draw of the generator: the teams, the scored battle seed, the tries' seeds."""
+
+    number: int
+    teams: tuple[str, str]
+    battle_seed: int
+    try_seeds: tuple[int, ...]
+
+
+def _team_seed(rng: np.random.Generator) -> str:
+    return ",".join(str(int(w)) for w in rng.integers(1, 1 << 16, size=4))
+
+
+def draw_candidate(sim: Simulator, config: BuildConfig, number: int) -> Candidate:
+    """Candidate ``number`` of ``config.seed`` (the same on every run)."""
+    rng = np.random.default_rng([config.seed, number])
+    team_seeds = [_team_seed(rng), _team_seed(rng)]
+    slots = [int(s) for s in rng.integers(0, 6, size=2)]
+    battle_seed = int(rng.integers(2**63 - 1))
+    try_seeds = tuple(int(rng.integers(2**63 - 1)) for _ in range(config.tries))
+    sim.ensure_running()
+    generated = sim.call([["generate", config.format, s] for s in team_seeds])
+    teams = []
+    for sets, slot in zip(generated, slots, strict=True):
+        if isinstance(sets, dict) or not sets:
+            raise BuildConfigError(
+                f"Showdown could not generate a {config.format} team ({sets}); the suites "
+                "need a random-team format."
+            )
+        teams.append(export_set(sets[slot % len(sets)]))
+    return Candidate(number, (teams[0], teams[1]), battle_seed, try_seeds)
+
+
+def build_suite(
+    config: BuildConfig,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    max_candidates: int | None = None,
+) -> Suite:
+    """Draw candidates in order and keep those the reference agent wins, until
+    ``config.n`` are kept (or ``max_candidates`` were drawn)."""
+    shell = Suite(
+        name=config.suite, format=config.format, seed=config.seed, opponent=config.opponent,
+        reference=config.reference, tries=config.tries, max_turns=config.max_turns,
+        candidates=0, showdown=lock_hash(),
+    )  # fmt: skip
+    setup = puzzle_setup(shell)
+    sim = setup.backend.simulator  # type: ignore[attr-defined]
+    reference, opponent = make_agent(config.reference), make_agent(config.opponent)
+    kept: list[Scenario] = []
+    number = 0
+    limit = max_candidates if max_candidates is not None else 20 * config.n
+    try:
+        while len(kept) < config.n and number < limit:
+            candidate = draw_candidate(sim, config, number)
+            number += 1
+            for attempt, seed in enumerate(candidate.try_seeds):
+                won, _, _ = play_teams(setup, candidate.teams, seed, reference, opponent)
+                if won:
+                    kept.append(
+                        Scenario(
+                            len(kept), candidate.teams, candidate.battle_seed,
+                            candidate.number, attempt,
+                        )
+                    )  # fmt: skip
+                    break
+            if progress is not None:
+                progress(len(kept), number)
+    finally:
+        setup._close_battle()
+    return Suite(**{**shell.__dict__, "candidates": number, "scenarios": tuple(kept)})

@@ -1,0 +1,194 @@
+"""Puzzle suites: the shipped 1v1 data, its generator, the runner and the env."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from poke_env.data.normalize import to_id_str
+
+import pokegym  # noqa: F401  (registers the env ids)
+from pokegym.puzzles import (
+    ScenarioIndexError,
+    SuiteFileError,
+    UnknownSuiteError,
+    load_suite,
+)
+from pokegym.puzzles.build import BuildConfig, BuildConfigError, build_suite, draw_candidate
+from pokegym.puzzles.cli import main as puzzles_main
+from pokegym.puzzles.play import AgentScore, Outcome, format_table
+from pokegym.puzzles.scenarios import export_set, save_suite
+from pokegym.showdown.simulator import Simulator
+from pokegym.stats import wilson_interval
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return load_suite("1v1")
+
+
+def _config(suite) -> BuildConfig:
+    return BuildConfig(
+        suite=suite.name, seed=suite.seed, n=len(suite), tries=suite.tries,
+        reference=suite.reference, opponent=suite.opponent, format=suite.format,
+        max_turns=suite.max_turns,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ data, no Node
+
+
+def test_shipped_suite_is_a_thousand_gen8_scenarios(suite) -> None:
+    assert suite.name == "1v1" and suite.format == "gen8randombattle"
+    assert len(suite) == 1000
+    assert suite.reference == "abyssal"
+    candidates = [s.candidate for s in suite.scenarios]
+    assert candidates == sorted(set(candidates))  # kept in the order they were drawn
+    assert suite.candidates > candidates[-1]
+    for scenario in suite.scenarios[:50]:
+        assert all(text.count("\n- ") >= 1 for text in scenario.teams)
+        assert all("\n\n" not in text.strip() for text in scenario.teams)  # one Pokémon
+        assert 0 <= scenario.reference_try < suite.tries
+
+
+def test_bad_suite_names_and_indices_are_named_errors(suite, tmp_path: Path) -> None:
+    with pytest.raises(UnknownSuiteError, match=r"No puzzle suite named 'nope'.*1v1"):
+        load_suite("nope")
+    for index in (-1, 1000, "3", True):
+        with pytest.raises(ScenarioIndexError, match="scenarios 0 to 999"):
+            suite.scenario(index)
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(b"not gzip")
+    with pytest.raises(SuiteFileError, match="not a puzzle suite"):
+        load_suite(broken)
+    with pytest.raises(BuildConfigError, match="at least 1"):
+        BuildConfig(n=0)
+    with pytest.raises(UnknownSuiteError):
+        BuildConfig(suite="tera2")
+
+
+def test_suite_file_round_trip_is_byte_stable(suite, tmp_path: Path) -> None:
+    small = replace(suite, scenarios=suite.scenarios[:3])
+    first = save_suite(small, tmp_path / "a.json.gz").read_bytes()
+    again = save_suite(load_suite(tmp_path / "a.json.gz"), tmp_path / "b.json.gz").read_bytes()
+    assert first == again
+    assert json.loads(gzip.decompress(first))["scenarios"][2] == suite.scenarios[2].to_json()
+
+
+def test_table_has_wilson_intervals() -> None:
+    score = AgentScore("max_power", [Outcome(i, i < 3, 5, False, 0.1) for i in range(4)])
+    small = replace(load_suite("1v1"), scenarios=())
+    table = format_table(small, [score])
+    low, high = wilson_interval(3, 4)
+    assert f"max_power       3      4   75.0%  [{low:.1%}, {high:.1%}]" in table
+    assert score.to_json()["results"][3] == {
+        "scenario": 3, "won": False, "turns": 5, "truncated": False
+    }  # fmt: skip
+
+
+def test_cli_unknown_suite_exits_with_the_message(capsys: pytest.CaptureFixture[str]) -> None:
+    assert puzzles_main(["run", "--suite", "nope", "--agents", "random"]) == 2
+    assert "No puzzle suite named 'nope'" in capsys.readouterr().err
+    assert puzzles_main(["run", "--agents", "random", "--start", "1000"]) == 2
+    assert "there is no scenario 1000" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- the real simulator
+
+
+@pytest.mark.slow
+def test_shipped_scenarios_are_what_the_generator_makes(suite) -> None:
+    config = _config(suite)
+    sim = Simulator(timeout=120)
+    try:
+        for index in (0, 1, 517, 999):
+            scenario = suite.scenario(index)
+            candidate = draw_candidate(sim, config, scenario.candidate)
+            assert candidate.teams == scenario.teams
+            assert candidate.battle_seed == scenario.battle_seed
+    finally:
+        sim.close()
+
+
+@pytest.mark.slow
+def test_export_reads_back_as_the_generated_set() -> None:
+    sim = Simulator(timeout=120)
+    sim.ensure_running()
+    try:
+        (sets,) = sim.call([["generate", "gen8randombattle", "11,22,33,44"]])
+        for generated in sets:
+            (read,) = sim.call([["import", export_set(generated)]])
+            got = read[0]
+            for key in ("species", "item", "ability", "level", "moves"):
+                assert got[key] == generated[key], key
+            assert got["evs"] == generated["evs"]
+            assert {k: v for k, v in got["ivs"].items()} == generated["ivs"]
+            assert bool(got.get("gigantamax")) == bool(generated.get("gigantamax"))
+    finally:
+        sim.close()
+
+
+@pytest.mark.slow
+def test_building_again_keeps_the_same_scenarios_and_the_reference_wins_them(suite) -> None:
+    """The filter played again: the reference agent wins the same candidates."""
+    rebuilt = build_suite(replace(_config(suite), n=3))
+    assert rebuilt.scenarios == suite.scenarios[:3]
+    assert rebuilt.candidates == suite.scenarios[2].candidate + 1
+
+
+@pytest.mark.slow
+def test_env_resets_to_the_asked_scenario(suite) -> None:
+    env = gym.make("Showdown-Puzzle1v1-v0", opponent="max_power")
+    try:
+        for index in (4, 250):
+            obs, info = env.reset(options={"scenario": index})
+            assert info["scenario"] == index
+            inner = env.unwrapped
+            scenario = suite.scenario(index)
+            sim = inner.backend.simulator
+            (sides,) = sim.call([["teams", inner.session.battle_id]])
+            for side, text in zip(sides, scenario.teams, strict=True):
+                assert len(side) == 1
+                (expected,) = sim.call([["import", text]])
+                assert side[0]["species"] == expected[0]["species"]
+                assert side[0]["moves"] == expected[0]["moves"]
+                assert side[0]["level"] == expected[0]["level"]
+            # The agent's poke-env view holds the scenario's Pokémon and sees the other.
+            assert inner.battle.active_pokemon.species == to_id_str(sides[0][0]["species"])
+            assert inner.battle.opponent_active_pokemon.species == to_id_str(sides[1][0]["species"])
+            terminated = truncated = False
+            while not (terminated or truncated):
+                mask = obs["action_mask"]
+                obs, _, terminated, truncated, info = env.step(int(mask.nonzero()[0][0]))
+            assert info["scenario"] == index
+        obs, info = env.reset(seed=3)
+        assert 0 <= info["scenario"] < len(suite)
+        with pytest.raises(ScenarioIndexError, match="no scenario 1000"):
+            env.reset(options={"scenario": 1000})
+    finally:
+        env.close()
+
+
+@pytest.mark.slow
+def test_run_on_five_scenarios_prints_a_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "table.json"
+    argv = ["run", "--suite", "1v1", "--agents", "random,abyssal", "--limit", "5"]
+    assert puzzles_main([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert [a["agent"] for a in data["agents"]] == ["random", "abyssal"]
+    for row in data["agents"]:
+        assert [r["scenario"] for r in row["results"]] == [0, 1, 2, 3, 4]
+        solved = sum(r["won"] for r in row["results"])
+        low, high = wilson_interval(solved, 5)
+        assert row["solved"] == solved and row["ci95"] == pytest.approx([low, high])
+        name = row["agent"]
+        assert f"{name:<7}  {solved:>6}      5  {solved / 5:>6.1%}  [{low:.1%}, {high:.1%}]" in (
+            printed
+        )
