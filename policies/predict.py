@@ -115,11 +115,17 @@ class Accuracy:
         """The share of decisions whose action is among the first ``k``."""
         return self.hits(k) / self.n if self.n else 0.0
 
+    def chance(self, k: int) -> float:
+        """The top-k share of a ranking drawn at random (the mean of min(k, choices) / choices)."""
+        shares = [min(k, c) / c for c in self.choices if c > 0]
+        return sum(shares) / len(self.choices) if self.choices else 0.0
+
     def interval(self, k: int) -> tuple[float, float]:
         return wilson_interval(self.hits(k), self.n)
 
     def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "mean_choices": round(self.mean_choices, 2),
+                **{f"chance_top{k}": round(self.chance(k), 4) for k in range(1, TOP_K + 1)},
                 **{f"top{k}": round(self.top(k), 4) for k in range(1, TOP_K + 1)},
                 **{f"top{k}_interval": [round(x, 4) for x in self.interval(k)]
                    for k in range(1, TOP_K + 1)}}  # fmt: skip
@@ -156,6 +162,9 @@ class PredictReport:
         for whose, group, acc in self.rows():
             cells = "  ".join(f"{_cell(acc, k):<20}" for k in range(1, TOP_K + 1))
             lines.append(f"{whose:<9} {group:<10} {acc.n:>6} {acc.mean_choices:>7.1f}  {cells}")
+            if group == "all":  # what a ranking drawn at random would score
+                chance = "  ".join(f"{acc.chance(k):5.1%}{'':<15}" for k in range(1, TOP_K + 1))
+                lines.append(f"{'':<9} {'(chance)':<10} {'':>6} {'':>7}  {chance}")
         lines.append(f"{self.skipped} decisions not counted (action not shown in the log, a "
                      f"forfeit or timeout, or no order of the request); "
                      f"{len(self.unreadable)} replays unreadable")  # fmt: skip
