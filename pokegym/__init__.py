@@ -12,6 +12,7 @@ strings, so nothing heavy loads until ``gym.make``)::
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from gymnasium.envs.registration import register, registry
@@ -36,7 +37,8 @@ for _env_id, (_format, _kwargs) in ENV_IDS.items():
         )
 
 # Puzzle suites (pokegym.puzzles.env): one scenario per episode.
-for _env_id, _suite in {"Showdown-Puzzle1v1-v0": "1v1"}.items():
+_PUZZLE_IDS = {"Showdown-Puzzle1v1-v0": "1v1", "Showdown-PuzzleTera-v0": "tera"}
+for _env_id, _suite in _PUZZLE_IDS.items():
     if _env_id not in registry:
         register(id=_env_id, entry_point="pokegym.puzzles.env:PuzzleEnv", kwargs={"suite": _suite})
 
@@ -62,6 +64,5 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pokegym' has no attribute {name!r}")
-    import importlib
 
     return getattr(importlib.import_module(module), name)

@@ -33,6 +33,7 @@ from pokegym.errors import PokegymError
 from pokegym.interrupts import interrupt_signal
 
 
+# local imports: each subcommand imports its modules when it runs, so that the command starts fast
 def _battle(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 

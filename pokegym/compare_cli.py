@@ -15,6 +15,7 @@ from pokegym.errors import PokegymError
 from pokegym.interrupts import interrupt_signal, sigterm_as_interrupt
 
 
+# local imports: the arena, the journal and Ray load when a comparison runs, not at start-up
 def parse_pairs(text: str) -> list[tuple[str, str]]:
     """``a:b,a:c`` -> ``[("a", "b"), ("a", "c")]`` (agent names, checked by the arena).
 

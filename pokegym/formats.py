@@ -179,6 +179,7 @@ def resolve_format(
     Raises:
         UnknownFormatError: Showdown has no such format, or it is not a singles format.
     """
+    # `import pokegym` reads this module: the simulator's module loads only to check a format
     from pokegym.showdown.simulator import shared_simulator
 
     if not isinstance(format_id, str) or not format_id.strip():

@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import gzip
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -34,7 +35,11 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pokegym.errors import PokegymError
+from pokegym.ratings import ELO_SCALE, Game, fit_bradley_terry
+from pokegym.stats import wilson_interval
 from pokegym.tournament import AgentStats, BattleRecord
 
 JOURNAL_NAME = "battles.jsonl"
@@ -259,9 +264,6 @@ def summarize(
     Raises:
         JournalError: a file is unreadable or damaged, or holds no battle of ``agent``.
     """
-    import numpy as np
-
-    from pokegym.stats import wilson_interval
 
     wins = losses = ties = timeouts = decisions = 0
     latencies: list[float] = []
@@ -325,9 +327,6 @@ def pooled_ratings(files: Sequence[str | Path], reference: str | None = None) ->
         JournalError: a file is unreadable or damaged, or the battles rate fewer than two
             agents, or ``reference`` played none of them.
     """
-    import math
-
-    from pokegym.ratings import ELO_SCALE, Game, fit_bradley_terry
 
     games = [Game(b["p1"], b["p2"], b["winner"])
              for path in map(Path, files) for b, _ in _battles_in(path)]  # fmt: skip

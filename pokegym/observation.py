@@ -33,6 +33,8 @@ from poke_env.battle import (
 )
 from poke_env.data import GenData
 
+from pokegym.actions import N_ACTIONS
+
 OBSERVATION_VERSION = 0
 N_SLOTS = 6
 N_MOVE_SLOTS = 4
@@ -181,8 +183,6 @@ def layout_table() -> str:
 
 def observation_space() -> spaces.Dict:
     """``Dict{"observation": Box, "action_mask": Box(int8)}`` shared by every env."""
-    from pokegym.actions import N_ACTIONS
-
     return spaces.Dict(
         {
             "observation": spaces.Box(LOW, HIGH, shape=(OBSERVATION_SIZE,), dtype=np.float32),

@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ from typing import Any, Protocol, TextIO
 import numpy as np
 from poke_env.battle import AbstractBattle
 
-from pokegym.agents import Agent
+from pokegym import __version__
+from pokegym.agents import Agent, make_agent, parse_agent_spec
 from pokegym.backends import BattleSession, SimBackend
 from pokegym.backends.base import ROLES
 from pokegym.backends.sim import SimBattleSession
@@ -49,6 +51,7 @@ from pokegym.choices import (
 from pokegym.env import BattleSetup, TeamSpec, opponent_choice
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.files import atomic_write
+from pokegym.playtest import append_record, playtest_record
 from pokegym.showdown.simulator import Simulator
 from pokegym.text.render import (
     GameNames,
@@ -518,8 +521,6 @@ def replay_metadata(
     result: PlayResult, *, opponent_spec: str, team: str | None = None
 ) -> dict[str, Any]:
     """The JSON sidecar of a replay."""
-    from pokegym import __version__
-
     return {
         "pokegym_version": __version__,
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -641,8 +642,6 @@ def save_battle(
 ) -> tuple[Path | None, Path]:
     """:func:`save_replay`, and for a battle that ended, a playtest record
     (:func:`pokegym.playtest.append_record`) in ``folder``."""
-    from pokegym.playtest import append_record, playtest_record
-
     log_path, json_path = save_replay(result, folder, opponent_spec=opponent_spec, team=team)
     if result.ended:
         record = playtest_record(
@@ -661,13 +660,10 @@ def play_command(
 ) -> int:
     """``pokegym play``: 0 when the battle ended (forfeits included), 1 on Ctrl-D,
     130 on Ctrl-C; a replay is saved in every case."""
-    import sys
-
-    from pokegym.agents import make_agent, parse_agent_spec
-
     out = sys.stdout if output is None else output
     if input_fn is input and sys.stdin.isatty():
         with contextlib.suppress(ImportError):  # line editing and history for input()
+            # readline: importing it turns on line editing and history for input()
             import readline  # noqa: F401
     if args.seed is not None and args.seed < 0:
         raise PokegymError(f"--seed must be a non-negative integer, got {args.seed}")

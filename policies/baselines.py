@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from poke_env.battle import AbstractBattle
+from poke_env.player import SimpleHeuristicsPlayer
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
 
 from policies.base import Policy
@@ -52,7 +53,6 @@ class SimpleHeuristicsPolicy(Policy):
 
     def __init__(self, seed: int | None = None):
         super().__init__(seed)
-        from poke_env.player import SimpleHeuristicsPlayer
 
         self._player = SimpleHeuristicsPlayer(start_listening=False)
 

@@ -29,7 +29,7 @@ from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, Single
 
 from pokegym.actions import ActionCodec
 from pokegym.llm import Cost, LanguageModel, call_deadline, make_model
-from pokegym.text import LegalAction
+from pokegym.text import GameNames, LegalAction, ProtocolRecorder, history_text
 from policies.base import Policy
 
 log = logging.getLogger(__name__)
@@ -254,8 +254,6 @@ def codec_for(battle: AbstractBattle) -> ActionCodec:
 
 def battle_log_text(battle: AbstractBattle, limit: int = 12_000) -> str:
     """The battle so far as sentences (species and move names only), last ``limit`` chars."""
-    from pokegym.text import GameNames, ProtocolRecorder, history_text
-
     recorder = ProtocolRecorder.attach(battle)
     text = history_text(
         recorder.messages, battle.player_role or "p1", GameNames(battle.gen), 10_000, battle

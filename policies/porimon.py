@@ -35,6 +35,7 @@ from poke_env.player.battle_order import BattleOrder
 
 from memory.porimon import ExperienceItem, ExperienceMemory, records
 from pokegym.llm import Cost, LLMError, ScoreRequest, choose
+from pokegym.showdown.install import cache_home
 from pokegym.text import (
     VALUE_BUCKETS,
     BattlePrompter,
@@ -66,8 +67,6 @@ IMPORTANCE_QUESTION = (
 
 
 def default_memory_path() -> Path:
-    from pokegym.showdown.install import cache_home
-
     return cache_home() / "porimon" / "memory.json"
 
 

@@ -31,13 +31,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
 from pokegym.actions import N_ACTIONS, ActionCodec
 from pokegym.errors import PokegymError
-from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION, ObservationEncoder
+from pokegym.observation import (
+    OBSERVATION_SIZE,
+    OBSERVATION_VERSION,
+    ObservationEncoder,
+    observation_space,
+)
 from policies.base import Policy
 
 CHECKPOINT_FORMAT = "pokegym-ppo-policy"
@@ -71,7 +77,7 @@ def policy_class(head: str = DEFAULT_HEAD) -> type:
     if head not in HEADS:
         raise ValueError(f"head is one of {HEADS}, got {head!r}")
     if head == "scored":
-        from policies.features import ScoredActorCriticPolicy
+        from policies.features import ScoredActorCriticPolicy  # imports torch: optional, heavy
 
         return ScoredActorCriticPolicy
     from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
@@ -85,7 +91,7 @@ def policy_kwargs(
     head: str = DEFAULT_HEAD,
 ) -> dict[str, Any]:
     """``policy_kwargs`` for ``MaskablePPO(policy_class(head), ..., policy_kwargs=...)``."""
-    from policies.features import ShowdownFeaturesExtractor
+    from policies.features import ShowdownFeaturesExtractor  # imports torch: optional, heavy
 
     arch = dict(net_arch or DEFAULT_NET_ARCH)
     kwargs = dict(features or DEFAULT_FEATURES)
@@ -103,10 +109,6 @@ def build_policy(
     net_arch: dict[str, list[int]], features: dict[str, Any], head: str = "mlp"
 ) -> Any:
     """A fresh (untrained) MaskablePPO actor-critic with the given architecture."""
-    import gymnasium as gym
-
-    from pokegym.observation import observation_space
-
     return policy_class(head)(
         observation_space(),
         gym.spaces.Discrete(N_ACTIONS),
@@ -127,7 +129,7 @@ def save_policy(policy: Any, path: str | Path, **header: Any) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     extractor = policy.features_extractor
-    from policies.features import ActionScorer
+    from policies.features import ActionScorer  # imports torch: optional, heavy
 
     features = {
         "pokemon_dim": extractor.pokemon_dim,

@@ -7,8 +7,10 @@ request, best first. An agent may implement it itself; :func:`ranker_for` adapts
 agents of this package that do not:
 
 * **searches** (``mcts``, ``distilled``, ``engine``: anything with ``pop_search_report``):
-  the root visit shares of the decision's search. Where the agent did not search (one
-  legal order, no opponent in view) only its choice is ranked.
+  the order it plays first (``distilled`` plays the ``abyssal`` anchor's choice unless
+  the search values another clearly higher, so its choice is not always the most
+  visited order), then the root visit shares of the decision's search. Where the agent
+  did not search (one legal order, no opponent in view) only its choice is ranked.
 * **one_step**: its choice, then the moves by its lookahead's own key (fewest expected
   turns to KO, then more damage, then priority; a Terastallized move after the plain
   one), then the switches by its switch key (how much longer the switch-in survives
@@ -36,11 +38,15 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
 from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.transition import Action, TransitionModel
+from policies.core.battle import decision_state
+from policies.opponent_model import OpponentPrior, load_opponent_model
+from policies.ppo import PPOPolicy
 
 __all__ = [
     "ActionRanker",
@@ -184,7 +190,10 @@ class AgentRanker:
             found = report() or {}
             shares = sorted(found.get("search_policy") or [], key=lambda p: -p[1])
             if shares:
-                ranked = [(o, float(s)) for o, s in shares]
+                # What it plays first (an anchor can overrule the most visited order),
+                # then its orders by visit share.
+                top = 1.0 + max(float(s) for _, s in shares)
+                ranked = [(chosen, top)] + [(o, float(s)) for o, s in shares]
                 self._opponent_stats = _search_opponent(self.agent, battle)
         elif getattr(self.agent, "last_lookahead", None) is not None:
             ranked += _lookahead_ranking(battle, self.agent.last_lookahead)
@@ -201,9 +210,6 @@ class AgentRanker:
     def opponent_model_ranking(self, battle: AbstractBattle) -> LabelRanking:
         """The opponent model's ranking of the opponent's actions (labels), over the
         world-model state of the player's view."""
-        from policies.core.battle import decision_state
-        from policies.opponent_model import OpponentPrior, load_opponent_model
-
         if battle.opponent_active_pokemon is None or battle.active_pokemon is None:
             return []
         model = self._models.get(battle.gen)
@@ -248,7 +254,6 @@ def _search_opponent(agent: Any, battle: AbstractBattle) -> LabelRanking | None:
     stats = getattr(agent, "last_stats", None)
     if stats is None or len(getattr(stats, "actions", ())) < 2:
         return None
-    from policies.core.battle import decision_state
 
     state = decision_state(battle, load_dex(battle.gen))
     species = [mon.species for mon in state.sides[1].mons]
@@ -282,15 +287,12 @@ def _lookahead_ranking(battle: AbstractBattle, look: Any) -> Ranking:
 
 
 def _is_network_policy(agent: Any) -> bool:
-    from policies.ppo import PPOPolicy
 
     return isinstance(agent, PPOPolicy)
 
 
 def _network_ranking(agent: Any, battle: AbstractBattle) -> Ranking:
     """The policy network's probability of each legal action (``ppo``)."""
-    import numpy as np
-
     encoder, codec = agent._tools(battle.gen)  # the encoders the policy plays with
     mask = codec.mask(battle)
     logits = agent.network.logits(encoder.encode(battle), mask)

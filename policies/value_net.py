@@ -15,12 +15,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from safetensors import SafetensorError
+from safetensors.numpy import load_file, save_file
 
 from pokegym.errors import PokegymError
 from pokegym.files import atomic_write_json
@@ -217,11 +221,6 @@ def save_checkpoint(
     folder: str | Path, config: NetworkConfig, weights: dict[str, np.ndarray], meta: dict[str, Any]
 ) -> Path:
     """Write ``model.safetensors`` and ``config.json`` into ``folder`` (each atomically)."""
-    import os
-    import tempfile
-
-    from safetensors.numpy import save_file
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
@@ -245,9 +244,6 @@ def load_checkpoint(folder: str | Path) -> DistilledNetwork:
         CheckpointError: a file is missing or unreadable, or the checkpoint was made for
             another version of the state encoding (retrain with ``pokegym distill``).
     """
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
     folder = Path(folder)
     config_path, weights_path = folder / "config.json", folder / "model.safetensors"
     for path in (config_path, weights_path):

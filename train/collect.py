@@ -47,18 +47,44 @@ import contextlib
 import itertools
 import json
 import math
+import multiprocessing
 import os
 import signal
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
+from pokegym.actions import N_ACTIONS, ActionCodec
+from pokegym.agents import make_agent
+from pokegym.backends.sim import SimBattleSession
+from pokegym.env import opponent_choice
+from pokegym.errors import IllegalActionError, PokegymError
+from pokegym.formats import resolve_format
+from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION, ObservationEncoder
+from pokegym.scale.cluster import (
+    ClusterError,
+    check_reachable,
+    import_ray,
+    ray_cluster,
+    workers_that_fit,
+)
+from pokegym.scale.pool import WorkerPool, where
+from pokegym.scale.resources import split_resources, worker_resources
+from pokegym.showdown.simulator import Simulator
+from pokegym.teams import builtin_pool
+from pokegym.world.data import load_dex
+from pokegym.world.lookahead import one_step_lookahead
+from pokegym.world.transition import TransitionModel
+from policies.core.battle import decision_state, root_actions, world_action
+from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES, StateEncoder, action_label
 from train.collection import (
     LOOKAHEAD_FEATURES,
     MANIFEST,
@@ -127,10 +153,6 @@ class _Worker:
     """Plays battles in one process; keeps one simulator and one agent per spec."""
 
     def __init__(self, config: CollectConfig):
-        from pokegym.actions import ActionCodec
-        from pokegym.formats import resolve_format
-        from pokegym.showdown.simulator import Simulator
-
         self.config = config
         self.sim = Simulator()
         self.sim.ensure_running()
@@ -143,8 +165,6 @@ class _Worker:
         self.sim.close()
 
     def agent(self, spec: str, slot: int) -> Any:
-        from pokegym.agents import make_agent
-
         key = f"{slot}:{spec}"
         if key not in self._agents:
             self._agents[key] = make_agent(spec)
@@ -152,21 +172,12 @@ class _Worker:
 
     def tools(self, gen: int) -> Any:
         if gen not in self._tools:
-            from pokegym.observation import ObservationEncoder
-            from pokegym.world.data import load_dex
-            from pokegym.world.transition import TransitionModel
-            from policies.value_net import StateEncoder
-
             model = TransitionModel(load_dex(gen))
             self._tools[gen] = (model, StateEncoder(model), ObservationEncoder(gen))
         return self._tools[gen]
 
     def play(self, battle_id: int) -> list[dict[str, Any]]:
         """Play battle ``battle_id`` and return its rows."""
-        from pokegym.backends.sim import SimBattleSession
-        from pokegym.env import opponent_choice
-        from pokegym.teams import builtin_pool
-
         config = self.config
         pairs = config.pairs
         pair = pairs[battle_id % len(pairs)]
@@ -228,11 +239,6 @@ class _Worker:
         return rows
 
     def _row(self, battle: Any, order: Any, report: dict[str, Any] | None) -> dict[str, Any] | None:
-        from pokegym.errors import IllegalActionError
-        from pokegym.world.lookahead import one_step_lookahead
-        from policies.core.battle import decision_state, root_actions, world_action
-        from policies.value_net import action_label
-
         if battle.opponent_active_pokemon is None or battle.active_pokemon is None:
             return None
         model, encoder, observer = self.tools(battle.gen)
@@ -313,8 +319,6 @@ class CollectWorker:
         self._worker: _Worker | None = None
 
     def setup(self) -> dict[str, Any]:
-        from pokegym.scale.pool import where
-
         if self._worker is None:
             self._worker = _Worker(self._config)
         return where()  # type: ignore[no-any-return]
@@ -361,10 +365,6 @@ def _play_and_write(worker: _Worker, ids: list[int], out: Path, stop_file: str |
 
 # --------------------------------------------------------------------- main
 def _manifest(config: CollectConfig) -> dict[str, Any]:
-    from pokegym.actions import N_ACTIONS
-    from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION
-    from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES
-
     return {
         "schema_version": SCHEMA_VERSION,
         "identity": config.identity(),
@@ -409,8 +409,6 @@ def prepare_folder(config: CollectConfig) -> set[int]:
 
 def collect(config: CollectConfig) -> dict[str, Any]:
     """Run a collection (see the module docstring); returns a summary."""
-    from pokegym.scale.resources import split_resources, worker_resources
-
     if not config.agents:
         raise ValueError("Give at least one agent (--agents abyssal,one_step).")
     workers = config.workers
@@ -422,13 +420,10 @@ def collect(config: CollectConfig) -> dict[str, Any]:
     resources = worker_resources(config.agents)
     config.agents = [split_resources(spec)[0] for spec in config.agents]
     config.pairs = [list(p) for p in _pairs(config.agents, config.self_play)]
-    from pokegym.agents import make_agent
 
     for spec in config.agents:
         make_agent(spec)  # fail early on unknown names or bad options
     if config.ray is not None:
-        from pokegym.scale.cluster import check_reachable, import_ray
-
         import_ray()  # before the folder is touched
         if config.ray != "auto":
             check_reachable(config.ray)
@@ -438,8 +433,6 @@ def collect(config: CollectConfig) -> dict[str, Any]:
     out = Path(config.out)
     bar = None
     if config.progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=config.battles, initial=config.battles - len(todo), desc="battles",
                    unit="battle", file=sys.stderr, dynamic_ncols=True)  # fmt: skip
     start = time.perf_counter()
@@ -492,9 +485,6 @@ def _collect_on_ray(
     report_out: dict[str, Any],
 ) -> int:  # fmt: skip
     """Play ``todo`` on Ray workers; shards are written as battles arrive."""
-    from pokegym.scale.cluster import ClusterError, ray_cluster, workers_that_fit
-    from pokegym.scale.pool import WorkerPool
-
     rows: list[dict[str, Any]] = []
     ids: list[int] = []
     written = 0
@@ -543,8 +533,6 @@ def _collect_on_ray(
 def _collect_parallel(
     config: CollectConfig, chunks: list[list[int]], out: Path, stop_file: str, bar: Any
 ) -> int:
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     context = multiprocessing.get_context("spawn")
     played = 0
@@ -602,8 +590,6 @@ def _split_agents(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pokegym.errors import PokegymError
-
     try:
         config = parse_args(argv)
         summary = collect(config)

@@ -11,6 +11,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from pokegym.actions import N_ACTIONS
+from pokegym.observation import OBSERVATION_SIZE
+from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES
+from train.collection import CollectionError, read_collection
+
 __all__ = [
     "FOLDER_SHIFT",
     "Dataset",
@@ -122,15 +127,12 @@ def _concatenate(parts: list[Dataset]) -> Dataset:
 
 def _load_folder(folder: str, config: DatasetConfig, offset: int = 0) -> Dataset:
     """One collection folder's rows, battle ids shifted by ``offset``."""
-    from train.collection import CollectionError, read_collection
-
     manifest_path = Path(folder) / "collection.json"
     if not manifest_path.exists():
         raise CollectionError(
             f"{folder} has no collection.json: point --data at a `pokegym collect` folder."
         )
     manifest = json.loads(manifest_path.read_text())
-    from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES
 
     if (manifest.get("state_encoder_version") != STATE_ENCODER_VERSION
             or manifest.get("state_features") != STATE_FEATURES):  # fmt: skip
@@ -179,16 +181,12 @@ def _load_folder(folder: str, config: DatasetConfig, offset: int = 0) -> Dataset
         data.leaf_scores = np.asarray(leaf_scores, dtype=np.float32)
         data.leaf_battle = np.asarray(leaf_battle, dtype=np.int64)
     if config.policy_head:
-        from pokegym.observation import OBSERVATION_SIZE
-
         data.observations = _matrix(table.column("observation"), OBSERVATION_SIZE)
         data.masks = np.asarray(
             table.column("action_mask").combine_chunks().values.to_numpy(), dtype=np.int8
         ).reshape(n, -1)
         data.actions = table.column("action").to_numpy().astype(np.int64)
         if config.policy_target == "search":
-            from pokegym.actions import N_ACTIONS
-
             shares = table.column("search_policy").to_pylist()
             data.search = np.zeros((n, N_ACTIONS), dtype=np.float32)
             for i, row in enumerate(shares):

@@ -51,6 +51,7 @@ import dataclasses
 import json
 import math
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,7 +60,21 @@ from typing import Any
 
 import numpy as np
 
+from memory.experience import StateMemory
 from pokegym.devices import torch_device
+from pokegym.errors import PokegymError
+from pokegym.files import atomic_write_json
+from pokegym.scale.cluster import import_ray, ray_cluster
+from pokegym.scale.pool import where
+from policies.value_net import (
+    CheckpointError,
+    NetworkConfig,
+    checkpoint_id,
+    load_checkpoint,
+    save_checkpoint,
+    torch_network,
+)
+from train.collection import CollectionError
 from train.config import config_parser, field_docs, seed_everything
 from train.dataset import Dataset, data_folders, load_dataset, split_battles
 from train.metrics import calibration, value_metrics
@@ -185,8 +200,6 @@ def train(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     """Train, write the checkpoint, return the metrics."""
     import torch
 
-    from policies.value_net import load_checkpoint, save_checkpoint
-
     say = log or (lambda text: print(text, file=sys.stderr))
     if config.policy_target not in POLICY_TARGETS:
         raise ValueError(
@@ -296,8 +309,6 @@ class _Trainer:
         say: Any,
     ):
         import torch
-
-        from policies.value_net import NetworkConfig, torch_network
 
         self.config, self.data = config, data
         self.train_rows, self.val_rows = train_rows, val_rows
@@ -499,8 +510,6 @@ class _Trainer:
 def train_on_ray(config: DistillConfig, log: Any = None) -> dict[str, Any]:
     """Train on a GPU of the Ray cluster ``config.ray`` when it has one, else here (see
     the module docstring). The summary says where (``"ray_node"``, ``"device"``)."""
-    from pokegym.scale.cluster import ray_cluster
-
     say = log or (lambda text: print(text, file=sys.stderr))
     assert config.ray is not None
     folders = data_folders(config.data)
@@ -521,9 +530,6 @@ def train_remote(
 ) -> dict[str, Any]:
     """Run :func:`train` as a Ray task asking for ``num_gpus`` (on the connected
     cluster), with the collection shipped there and the outputs written back here."""
-    from pokegym.files import atomic_write_json
-    from pokegym.scale.cluster import import_ray
-
     ray = import_ray()
     say = log or (lambda text: print(text, file=sys.stderr))
     shipped = [ray.put(_read_folder(Path(f))) for f in data_folders(config.data)]
@@ -550,10 +556,6 @@ def train_remote(
 
 def _train_there(config: DistillConfig, *shipped: dict[str, bytes]) -> dict[str, Any]:
     """The Ray task: unpack the collections, train, pack the outputs."""
-    import tempfile
-
-    from pokegym.scale.pool import where
-
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="pokegym-distill-") as tmp:
         folders = []
@@ -588,9 +590,6 @@ def _write_folder(folder: Path, files: dict[str, bytes]) -> None:
 def build_memory(checkpoint: str | Path, data: Dataset, rows: np.ndarray | None = None) -> Any:
     """A :class:`memory.experience.StateMemory` of ``rows`` (default: every row) of
     ``data``, embedded by the checkpoint's network and tied to that checkpoint."""
-    from memory.experience import StateMemory
-    from policies.value_net import checkpoint_id, load_checkpoint
-
     rows = np.arange(len(data.states)) if rows is None else np.asarray(rows)
     network = load_checkpoint(checkpoint)
     embeddings = network.embed(data.states[rows])
@@ -610,10 +609,6 @@ def parse_args(argv: Sequence[str] | None) -> DistillConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pokegym.errors import PokegymError
-    from policies.value_net import CheckpointError
-    from train.collection import CollectionError
-
     try:
         config = parse_args(argv)
         summary = train_on_ray(config) if config.ray is not None else train(config)

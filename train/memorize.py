@@ -19,14 +19,14 @@ import sys
 import time
 from collections.abc import Sequence
 
+from memory.experience import MemoryFileError
+from policies.value_net import CheckpointError, default_checkpoint, load_checkpoint
+from train.collection import CollectionError
+from train.dataset import load_dataset
+from train.distill import DistillConfig, build_memory
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from memory.experience import MemoryFileError
-    from policies.value_net import CheckpointError, default_checkpoint, load_checkpoint
-    from train.collection import CollectionError
-    from train.dataset import load_dataset
-    from train.distill import DistillConfig, build_memory
-
     parser = argparse.ArgumentParser(prog="pokegym memorize", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--data", required=True, help="`pokegym collect` folder(s), comma-separated"

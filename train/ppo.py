@@ -46,6 +46,9 @@ from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder
 
 from pokegym.agents import Agent, make_agent, register_agent, registered_agents
+from pokegym.arena import ArenaConfig, run_arena
+from pokegym.sb3 import to_sb3
+from pokegym.vector import ShowdownVectorEnv
 from policies.ppo import (
     HEADS,
     WEIGHTS_NAME,
@@ -56,6 +59,7 @@ from policies.ppo import (
     save_policy,
 )
 from train.config import config_parser, seed_everything
+from train.selfplay import SelfPlayEnv, concat_vec_envs, network_player
 
 SELF_PLAY = "self_play"
 
@@ -288,8 +292,6 @@ class SnapshotPlayer:
         self.network = self.mixture.pick_snapshot(rng)
 
     def __call__(self, obs: dict[str, np.ndarray], rng: np.random.Generator) -> int:
-        from train.selfplay import network_player
-
         network = self.network or self.mixture.pick_snapshot(rng)
         if network is None:
             raise RuntimeError("No policy to play self-play battles with yet.")
@@ -392,8 +394,6 @@ def evaluate(
     Returns ``{opponent: {"win_rate", "low", "high", "wins", "losses", "ties", "battles"}}``
     with 95 % Wilson intervals (ties count half).
     """
-    from pokegym.arena import ArenaConfig, run_arena
-
     ensure_ppo_registered()
     spec = f"ppo:path={Path(policy_path).resolve()}"
     names = [opponent.partition(":")[0] for opponent in opponents]
@@ -591,9 +591,6 @@ def make_model(config: PPOConfig, venv: Any) -> Any:
 def make_vec_env(config: PPOConfig) -> tuple[Any, OpponentMixture, list[CurriculumOpponent]]:
     """The SB3 vector env of a config: ``n_envs`` battles against curriculum opponents
     in the pipelined vector env, then ``self_play_envs`` two-player-env battles."""
-    from pokegym.sb3 import to_sb3
-    from pokegym.vector import ShowdownVectorEnv
-
     mixture = OpponentMixture(config)
     env = ShowdownVectorEnv(
         config.n_envs,
@@ -609,8 +606,6 @@ def make_vec_env(config: PPOConfig) -> tuple[Any, OpponentMixture, list[Curricul
     venv = to_sb3(env)
     if config.self_play_envs > 0:
         from stable_baselines3.common.vec_env import DummyVecEnv
-
-        from train.selfplay import SelfPlayEnv, concat_vec_envs
 
         def make_one() -> SelfPlayEnv:
             return SelfPlayEnv(

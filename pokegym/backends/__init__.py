@@ -9,6 +9,7 @@ re-exports the common names and picks a backend by name.
 from __future__ import annotations
 
 from pokegym.backends.base import Backend, BattleSession, PlayerView, ShowdownBattle
+from pokegym.backends.server import ServerBackend
 from pokegym.backends.sim import SimBackend, SimBattleSession
 from pokegym.errors import UnknownBackendError
 from pokegym.showdown.simulator import Simulator
@@ -43,8 +44,6 @@ def make_backend(
     if backend == "sim":
         return SimBackend(simulator, timeout=timeout)
     if backend == "server":
-        from pokegym.backends.server import ServerBackend
-
         return ServerBackend(server_url=server_url, timeout=60.0 if timeout is None else timeout)
     raise UnknownBackendError(
         f"Unknown backend {backend!r}: use 'sim' (the embedded simulator, the default) or "

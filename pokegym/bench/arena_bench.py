@@ -26,7 +26,11 @@ import time
 
 from poke_env.ps_client import AccountConfiguration, ServerConfiguration
 
-from pokegym.arena import ArenaConfig, run_arena
+from pokegym.agents import make_agent, split_agent_specs
+from pokegym.arena import Arena, ArenaConfig, run_arena
+from pokegym.scale.arena import RayOptions, run_on_ray
+from pokegym.scale.cluster import ray_cluster
+from pokegym.showdown.server import LocalServer
 
 FORMAT = "gen9randombattle"
 
@@ -43,10 +47,6 @@ def arena_rate(battles: int, concurrency: int, seed: int) -> float:
 
 def local_vs_ray(agents: list[str], battles: int, seed: int) -> dict[str, float]:
     """Wall times of one tournament played locally and on a local Ray (see the docstring)."""
-    from pokegym.arena import Arena
-    from pokegym.scale.arena import RayOptions, run_on_ray
-    from pokegym.scale.cluster import ray_cluster
-
     config = ArenaConfig(agents=agents, battle_format=FORMAT, battles_per_pair=battles, seed=seed)
     start = time.perf_counter()
     local = run_arena(config)
@@ -84,8 +84,6 @@ def local_vs_ray(agents: list[str], battles: int, seed: int) -> dict[str, float]
 
 
 def pokeenv_rate(battles: int, concurrency: int, url: str, index: int) -> float:
-    from pokegym.agents import make_agent
-
     config = ServerConfiguration(url, "https://play.pokemonshowdown.com/action.php?")
     players = [
         policy.as_player(
@@ -123,8 +121,6 @@ def main(argv: list[str] | None = None) -> int:
     battles = args.battles or (30 if args.quick else 100)
     rounds = args.rounds or (2 if args.quick else 4)
     if not args.no_pokeenv:
-        from pokegym.showdown.server import LocalServer
-
         server = LocalServer().start()
         ours, theirs = [], []
         try:
@@ -140,7 +136,6 @@ def main(argv: list[str] | None = None) -> int:
             f"ratio_arena_vs_pokeenv={a / b:.2f} battles={battles} concurrency={args.concurrency}",
             flush=True,
         )
-    from pokegym.agents import split_agent_specs
 
     agents = split_agent_specs(args.ray_agents)
     ray_battles = args.ray_battles or (10 if args.quick else 100)

@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from pokegym.actions import ActionCodec
 from pokegym.agents import make_agent
@@ -77,8 +78,6 @@ def play_battles(
     pools = {fmt.id: builtin_pool(fmt.id) for fmt in fmts if not fmt.random_teams}
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=n_battles, desc="battles", file=sys.stderr, leave=False)
     try:
         for index in range(n_battles):

@@ -19,9 +19,11 @@ the end), and peak memory.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from poke_env.environment import SingleAgentWrapper, SinglesEnv
+from poke_env.player import RandomPlayer
+from poke_env.ps_client import AccountConfiguration, ServerConfiguration
+from tqdm import tqdm
+
+from pokegym.env import ShowdownEnv
+from pokegym.observation import ObservationEncoder, observation_space
+from pokegym.rewards import outcome
+from pokegym.showdown.server import LocalServer
+from pokegym.vector import ShowdownVectorEnv
 
 FORMAT = "gen9randombattle"
 
@@ -111,8 +123,6 @@ def _vector_loop(env: Any, seconds: float) -> tuple[int, int]:
 
 
 def _make_sim() -> Any:
-    from pokegym.env import ShowdownEnv
-
     env = ShowdownEnv(FORMAT, opponent="random")
     env._bench_obs, _ = env.reset(seed=1)
     return env
@@ -120,8 +130,6 @@ def _make_sim() -> Any:
 
 def _make_vec(n: int) -> Callable[[], Any]:
     def make() -> Any:
-        from pokegym.vector import ShowdownVectorEnv
-
         env = ShowdownVectorEnv(n, FORMAT, opponent="random")
         env._bench_obs, _ = env.reset(seed=1)
         return env
@@ -131,8 +139,6 @@ def _make_vec(n: int) -> Callable[[], Any]:
 
 def _make_server(url: str) -> Callable[[], Any]:
     def make() -> Any:
-        from pokegym.env import ShowdownEnv
-
         env = ShowdownEnv(FORMAT, opponent="random", backend="server", server_url=url)
         env._bench_obs, _ = env.reset(seed=1)
         return env
@@ -142,13 +148,6 @@ def _make_server(url: str) -> Callable[[], Any]:
 
 def _make_pokeenv(url: str) -> Callable[[], Any]:
     def make() -> Any:
-        from poke_env.environment import SingleAgentWrapper, SinglesEnv
-        from poke_env.player import RandomPlayer
-        from poke_env.ps_client import AccountConfiguration, ServerConfiguration
-
-        from pokegym.observation import ObservationEncoder, observation_space
-        from pokegym.rewards import outcome
-
         encoder = ObservationEncoder(9)
         box = observation_space()["observation"]
 
@@ -202,8 +201,6 @@ env.close()
 def first_observation_seconds() -> float:
     """Seconds from ``import gymnasium`` to the first observation of Showdown-Gen9OU,
     in a fresh Python process (Showdown already installed)."""
-    import subprocess
-
     out = subprocess.run(
         [sys.executable, "-c", FIRST_OBS_SCRIPT], capture_output=True, text=True, check=True
     )
@@ -212,8 +209,6 @@ def first_observation_seconds() -> float:
 
 def concurrent_battles(n: int) -> tuple[int, int, float]:
     """Run ``n`` battles at once to their end; returns (finished, errors, seconds)."""
-    from pokegym.vector import ShowdownVectorEnv
-
     start = time.perf_counter()
     env = ShowdownVectorEnv(n, FORMAT, opponent="random")
     errors = 0
@@ -241,8 +236,6 @@ def memory_growth(battles: int, progress: bool = True) -> dict[str, float]:
     read after a full garbage collection on both sides: Python RSS, Node RSS and
     Node's live heap. Growth is that of Python RSS + Node RSS.
     """
-    from pokegym.vector import ShowdownVectorEnv
-
     env = ShowdownVectorEnv(8, FORMAT, opponent="random", num_simulators=1)
     simulator = env.simulators[0]
     obs, _ = env.reset(seed=2000)
@@ -290,15 +283,11 @@ def memory_growth(battles: int, progress: bool = True) -> dict[str, float]:
 
 
 def _bar(total: int, desc: str) -> Any:
-    from tqdm import tqdm
-
     return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
 
 
 def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]:
     """Run the benchmark and print the report; returns the final figures."""
-    from pokegym.showdown.server import LocalServer
-
     server = LocalServer().start() if include_server else None
     contenders = [
         Contender("sim", _make_sim, _single_loop),
@@ -393,8 +382,6 @@ def run(config: BenchConfig, *, include_server: bool = True) -> dict[str, float]
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="pokegym bench env", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short run (a few minutes)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds per contender")

@@ -29,17 +29,17 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.actions import ActionCodec
+from pokegym.backends.sim import SimBattleSession
+from pokegym.formats import resolve_format
+from pokegym.llm import ScoreRequest, make_model
 from pokegym.llm.dtypes import cpu_capability
+from pokegym.showdown.simulator import shared_simulator
+from pokegym.teams import builtin_pool
+from pokegym.text import VALUE_BUCKETS, BattlePrompter, legal_actions
 
 
 def _battle_at_12_actions(seed: int = 7) -> tuple[Any, Any, Any]:
-    from pokegym.actions import ActionCodec
-    from pokegym.backends.sim import SimBattleSession
-    from pokegym.formats import resolve_format
-    from pokegym.showdown.simulator import shared_simulator
-    from pokegym.teams import builtin_pool
-    from pokegym.text import BattlePrompter
-
     sim = shared_simulator()
     sim.ensure_running()
     fmt = resolve_format("gen9ou", simulator=sim)
@@ -125,8 +125,6 @@ class _TurnPrompts:
 
 
 def _turn_prompts() -> _TurnPrompts:
-    from pokegym.text import legal_actions
-
     session, battle, prompter = _battle_at_12_actions()
     try:
         actions = legal_actions(battle, prompter.codec)[:12]
@@ -164,9 +162,6 @@ class _Repetition:
 
 def _repeat_turn(model: Any, prompts: _TurnPrompts) -> _Repetition:
     """(a) one cold choice, (b) the turn by scoring, then by generation."""
-    from pokegym.llm import ScoreRequest
-    from pokegym.text import VALUE_BUCKETS
-
     p = prompts
     model.clear_cache()
     t = time.perf_counter()
@@ -209,8 +204,6 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (1 if args.quick else 3)
 
     import torch
-
-    from pokegym.llm import make_model
 
     prompts = _turn_prompts()
     start = time.perf_counter()

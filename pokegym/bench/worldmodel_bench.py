@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
+from tqdm import tqdm
 
 from pokegym.actions import ActionCodec
 from pokegym.agents import make_agent
@@ -42,7 +43,10 @@ from pokegym.env import opponent_choice
 from pokegym.formats import BattleFormat, resolve_format
 from pokegym.showdown.simulator import Simulator
 from pokegym.teams import builtin_pool
+from pokegym.world import _accel, priors
+from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.data import Dex, load_dex, to_id
+from pokegym.world.encoding import StateEncoder
 from pokegym.world.sets import PokemonSet
 from pokegym.world.state import BattleState, opponent_mon_state, state_from_battle
 from pokegym.world.transition import Action, TransitionModel
@@ -139,8 +143,6 @@ def play_and_score(
     agents = (make_agent("random"), make_agent("max_power"))
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=n_battles, desc="battles", file=sys.stderr, leave=False)
     try:
         for index in range(n_battles):
@@ -308,9 +310,6 @@ def leaf_digest(
     and duel term, the value network's state encoding (its float32 bytes) and the damage
     prior over each side's legal actions. Two implementations with the same digest score
     every leaf and steer every node alike."""
-    from pokegym.world.action_prior import HeuristicPrior
-    from pokegym.world.encoding import StateEncoder
-
     digest = hashlib.sha256()
     for state, _, _ in samples:
         model = TransitionModel(dex_by_gen[state.gen])
@@ -386,7 +385,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     battles = args.battles or (12 if args.quick else 60)
     formats = ["gen9randombattle", "gen9ou"]
-    from pokegym.world import _accel
 
     print(f"pokegym bench worldmodel: {battles} battles per setting over {', '.join(formats)}")
     print(_accel.describe())
@@ -395,7 +393,6 @@ def main(argv: list[str] | None = None) -> int:
         f"true sets:   {true_scores.turns} turns, median HP error {true_scores.hp_mae_median:.3f}, "
         f"faint accuracy {true_scores.faint_accuracy:.3f}, skipped {true_scores.skipped}"
     )
-    from pokegym.world import priors
 
     prior_scores, _ = play_and_score(
         battles, formats, seed=args.seed + 1, determinizer=priors.modal_determinizer

@@ -37,7 +37,11 @@ from pokegym.llm.base import (
     Scores,
     call_deadline,
 )
+from pokegym.llm.bundle import BUNDLES, ensure_checkpoint
 from pokegym.llm.decide import Decision, choice_schema, choose, parse_json_answer
+from pokegym.llm.openai_backend import OpenAIModel
+from pokegym.llm.scripted import ScriptedModel
+from pokegym.llm.transformers_backend import TransformersModel
 
 __all__ = [
     "BACKENDS",
@@ -76,30 +80,19 @@ def make_model(name: str, **options: Any) -> LanguageModel:
     ``"scripted"`` with ``completions=``/``scores=``), or ``"transformers:<folder>"``.
     ``options`` go to the backend's constructor.
     """
-    from pokegym.llm.bundle import BUNDLES
-
     if name in BUNDLES:
-        from pokegym.llm.bundle import ensure_checkpoint
-        from pokegym.llm.transformers_backend import TransformersModel
-
         options.setdefault("name", name)
         return TransformersModel(ensure_checkpoint(name), **options)
     backend, _, target = name.partition(":")
     if backend == "transformers":
-        from pokegym.llm.transformers_backend import TransformersModel
-
         if target:
             options["model"] = target
         return TransformersModel(**options)
     if backend == "openai":
-        from pokegym.llm.openai_backend import OpenAIModel
-
         if target:
             options["model"] = target
         return OpenAIModel(**options)
     if backend == "scripted":
-        from pokegym.llm.scripted import ScriptedModel
-
         return ScriptedModel(**options)
     raise ValueError(
         f"Unknown model {name!r}: use a bundle ({', '.join(BUNDLES)}) or a backend "

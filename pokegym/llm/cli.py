@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# local imports: each subcommand imports its modules when it runs, so that the command starts fast
 def _server(args: argparse.Namespace) -> int:
     from pokegym.llm import server as llama
 

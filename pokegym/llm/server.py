@@ -42,6 +42,7 @@ from typing import IO
 
 from pokegym.files import file_sha256
 from pokegym.llm.base import LLMError
+from pokegym.llm.bundle import ensure_checkpoint, get_bundle
 from pokegym.showdown.install import cache_home, file_lock
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -252,8 +253,6 @@ def converter_dir(*, log: Log = _quiet) -> Path:
 
 
 def gguf_path(bundle_name: str = "qwen-0.5b", gguf_type: str = GGUF_TYPE) -> Path:
-    from pokegym.llm.bundle import get_bundle
-
     bundle = get_bundle(bundle_name)
     key = hashlib.sha256(f"{SDIST_SHA256}:{gguf_type}:{BUILD_VERSION}".encode()).hexdigest()
     name = f"{bundle.name}-{bundle.sha256[:12]}-{gguf_type}-{key[:8]}.gguf"
@@ -264,8 +263,6 @@ def convert_bundle(
     bundle_name: str = "qwen-0.5b", gguf_type: str = GGUF_TYPE, *, log: Log = _quiet
 ) -> Path:
     """The bundle's checkpoint as a GGUF file, converted once (``nice -n 19``)."""
-    from pokegym.llm.bundle import ensure_checkpoint
-
     out = gguf_path(bundle_name, gguf_type)
     marker = out.with_suffix(".json")
     if out.is_file() and marker.is_file():

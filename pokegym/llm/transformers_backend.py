@@ -50,6 +50,7 @@ from pokegym.llm.base import (
     check_options,
     seconds_left,
 )
+from pokegym.llm.dtypes import choose_dtype, free_cores
 from pokegym.llm.schema import finite_json_choices
 
 
@@ -126,8 +127,6 @@ class TransformersModel:
         torch = _import_torch()
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from pokegym.llm.dtypes import choose_dtype
-
         self.device = torch_device(device)
         choice = choose_dtype(dtype, self.device)
         dtype = choice.dtype
@@ -135,7 +134,6 @@ class TransformersModel:
             torch.set_num_threads(threads)
         self.threads = threads
         self.max_threads = torch.get_num_threads()
-        from pokegym.llm.dtypes import free_cores
 
         self._cores_free = cores_free or free_cores
         start = time.perf_counter()

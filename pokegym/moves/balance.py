@@ -104,6 +104,7 @@ from pokegym.moves.schema import (
     NAME_PATTERN,
     MoveDesign,
     MoveFormatError,
+    _effect_word,
 )
 from pokegym.world.data import TYPES, Dex, load_dex, to_id
 
@@ -548,8 +549,6 @@ def fit_budget(
 
 def real_chance_caps(dex: Dex) -> dict[str, int]:
     """The highest chance of each effect word among real damaging moves without priority."""
-    from pokegym.moves.schema import _effect_word
-
     caps: dict[str, int] = {}
     for entry in dex.moves.values():
         if entry.get("category") not in CATEGORIES or entry.get("isNonstandard") not in (

@@ -73,6 +73,7 @@ def add_parser(sub: Any) -> None:
     model_options(ev)
 
 
+# local imports: each subcommand imports its modules when it runs, so that the command starts fast
 def _model(args: argparse.Namespace) -> Any:
     from pokegym.llm import make_model
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from pokegym.llm.base import AnswerFormatError, Cost, LanguageModel
 from pokegym.llm.decide import parse_json_answer
+from pokegym.moves.balance import evaluate
 from pokegym.moves.brief import MoveGenerationError, PokemonBrief
 from pokegym.moves.judge import judge_move
 from pokegym.moves.schema import DESIGN_SCHEMA, EFFECTS, MoveDesign, MoveFormatError
@@ -213,8 +214,6 @@ def generate_moves(
     spend tokens on answers nobody uses. Backend failures (:class:`LLMError`) propagate;
     bad answers never do.
     """
-    from pokegym.moves.balance import evaluate
-
     if n < 1:
         raise MoveGenerationError(f"n must be at least 1, got {n}")
     if not 1 <= batch_size <= MAX_BATCH:

@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from poke_env.battle.move import Move
+from poke_env.data import GenData
+
 from pokegym.errors import PokegymError
 from pokegym.files import atomic_write_json
 from pokegym.moves.schema import MoveDesign, MoveFormatError
@@ -206,9 +209,6 @@ class MoveLibrary:
         world model need the same entries to read requests and compute damage. Called
         when a designed-move format is set up (:func:`activate_for_format`).
         """
-        from poke_env.battle.move import Move
-        from poke_env.data import GenData
-
         moves = self.moves()
         table = GenData.from_gen(9).moves
         dex_moves = load_dex(9).moves

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -129,8 +130,6 @@ def run_batch_eval(
     spread the same ``n`` over different numbers of Pokémon; the list is long enough
     that both see a varied set. ``progress(done, n)`` is called after each call.
     """
-    import time
-
     if not pokemon:
         raise ValueError("name at least one Pokémon")
     dex = dex or load_dex(9)

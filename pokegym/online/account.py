@@ -94,6 +94,7 @@ def fetch_assertion(
         ServerUnreachableError: the login server does not answer.
         LoginRefusedError: it refuses (a wrong password, no such account).
     """
+    # requests: only the login needs it
     import requests
 
     try:

@@ -73,6 +73,7 @@ def add_parsers(sub: Any) -> None:
         p.set_defaults(func=command, online_mode=mode)
 
 
+# local imports: poke-env, the teams and the online session load when the subcommand runs
 def read_team(path: str | None) -> str | None:
     """The team file's team in Showdown's packed format (what a server takes).
 

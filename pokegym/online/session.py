@@ -120,8 +120,10 @@ def check_format(battle_format: str) -> str:
 
 def check_server(address: str) -> str:
     """The server's websocket URL; a clear error for what is not a server address."""
+    # urlsplit: read only to check an address
     from urllib.parse import urlsplit
 
+    # the server backend (poke-env's websocket client) loads only to check an address
     from pokegym.backends.server import websocket_url
 
     url = websocket_url(address)

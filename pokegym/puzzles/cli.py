@@ -53,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
 
 
+# local imports: each subcommand imports its modules when it runs, so that the command starts fast
 def _run(args: argparse.Namespace) -> int:
     if args.action == "build":
         return _build(args)

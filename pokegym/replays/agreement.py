@@ -133,6 +133,7 @@ def _decision_kind(battle: Any) -> str:
     return "forced_switch" if battle.force_switch else "turn"
 
 
+# local imports: the battle session, the agents and the simulator load only when the check runs
 def _play(sim: Any, fmt: Any, config: AgreementConfig, index: int, agents: Any) -> tuple[str, dict]:
     """Play battle ``index``; returns its spectator log and each live decision's snapshot."""
     from pokegym.actions import ActionCodec

@@ -48,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 128 + interrupt_signal(exc)
 
 
+# local imports: each subcommand imports its modules when it runs, so that the command starts fast
 def _run(args: argparse.Namespace) -> int:
     if args.action == "export":
         from pokegym.replays.export import ExportConfig, export_replays

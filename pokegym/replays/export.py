@@ -91,6 +91,7 @@ class ExportSummary:
     unreadable: list[str] = field(default_factory=list)
 
 
+# local imports: the encoders and the world model load only when replays are exported
 class Encoders:
     """The encoders of one generation (built once)."""
 

@@ -142,6 +142,7 @@ def own_teams(lines: tuple[str, ...], gen: int = 9) -> dict[str, dict[str, OwnPo
 def _may_have(details: str, ability: str, gen: int) -> bool:
     """Whether the species in ``details`` can have ``ability`` (an Illusion can make
     another Pokémon seem to come back healed)."""
+    # poke-env's move data loads only when decisions are shown
     from poke_env.data import GenData
 
     entry = GenData.from_gen(gen).pokedex.get(to_id(parse_details(details).species), {})

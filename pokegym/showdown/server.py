@@ -22,6 +22,8 @@ import urllib.request
 import weakref
 from pathlib import Path
 
+from websockets.sync.client import connect
+
 from pokegym.errors import PortInUseError, ServerError
 from pokegym.showdown.install import find_node, showdown_package_dir, subprocess_env
 
@@ -59,8 +61,6 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
 
 def _greets(url: str, timeout: float) -> bool:
     """True if a websocket client at ``url`` receives Showdown's login challenge."""
-    from websockets.sync.client import connect
-
     deadline = time.monotonic() + timeout
     try:
         with connect(url, open_timeout=timeout) as ws:

@@ -30,7 +30,7 @@ from pokegym.actions import GIMMICK_MOVE, MOVE, SWITCH, ActionCodec, request_mov
 from pokegym.hp import hp_fraction
 from pokegym.showdown.protocol import Message
 from pokegym.showdown.protocol import messages as protocol_messages
-from pokegym.world.data import to_id
+from pokegym.world.data import load_dex, to_id
 
 STATUS_WORDS = {
     "brn": "burned",
@@ -63,8 +63,6 @@ class GameNames:
 
     def __init__(self, gen: int, dex: Any = None):
         if dex is None:
-            from pokegym.world.data import load_dex
-
             dex = load_dex(gen)
         self.dex = dex
 

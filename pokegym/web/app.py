@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pokegym.errors import PokegymError, PortInUseError
+from pokegym.web.replay import ReplayError, read_replay, replay_frames
 from pokegym.web.session import BattleManager, WebConfig, WebPlayError
 
 logger = logging.getLogger("pokegym.web")
@@ -116,8 +117,6 @@ def create_app(manager: BattleManager, *, hosts: list[str] | None = None) -> Any
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
-
-    from pokegym.web.replay import ReplayError, read_replay, replay_frames
 
     config = manager.config
 

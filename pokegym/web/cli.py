@@ -11,6 +11,7 @@ from pokegym.web.session import WebConfig
 DEFAULT_WEB_OPPONENTS = "abyssal,max_power,random"
 
 
+# local imports: the web app (starlette) loads only when the browser is asked for
 def play_web(args: argparse.Namespace) -> int:
     """Serve battles in the browser until Ctrl-C."""
     from pokegym.agents import split_agent_specs

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from poke_env.battle import AbstractBattle
 
+from pokegym.agents import make_agent, parse_agent_spec
 from pokegym.choices import ChoiceOption, InputError, resolve_input
 from pokegym.errors import PokegymError
 from pokegym.play import (
@@ -40,6 +42,7 @@ from pokegym.play import (
 )
 from pokegym.showdown.simulator import Simulator
 from pokegym.text.render import GameNames
+from pokegym.web.replay import REPLAY_SUFFIXES, ReplayError
 from pokegym.web.sprites import SpriteIndex, sprites_folder
 from pokegym.web.view import battle_view
 
@@ -364,7 +367,6 @@ class BattleManager:
         simulator: Simulator | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
-        from pokegym.agents import make_agent, parse_agent_spec
 
         self.config = config
         self.clock = clock
@@ -402,7 +404,6 @@ class BattleManager:
         the simulator's first team generation (~0.5 s for random-team formats)."""
         if self.template is None:
             return
-        import numpy as np
 
         session = self.template._start_session(np.random.default_rng(0))
         session.close()
@@ -468,8 +469,6 @@ class BattleManager:
         return web
 
     def _run(self, web: WebBattle) -> None:
-        from pokegym.agents import make_agent
-
         assert self.template is not None
         config = self.config
         front = WebFrontEnd(web, config, self.sprites)
@@ -571,8 +570,6 @@ class BattleManager:
     def replay_path(self, name: str) -> Path:
         """A replay the server may show: an index into ``replay_files`` or a file name
         in the replays folder (no folders, no other kinds of file)."""
-        from pokegym.web.replay import REPLAY_SUFFIXES, ReplayError
-
         if name.isdigit() and int(name) < len(self.config.replay_files):
             return Path(self.config.replay_files[int(name)])
         if "/" in name or "\\" in name or name.startswith(".") or not name:

@@ -18,6 +18,9 @@ import re
 import unicodedata
 from pathlib import Path
 
+from pokegym.errors import PokegymError
+from pokegym.showdown.install import showdown_package_dir
+
 SPRITES_PACKAGE = "pokesprite-images"
 SPRITES_SUBDIR = ("pokemon-gen8", "regular")
 _STEM = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -33,9 +36,6 @@ def sprites_folder() -> Path | None:
     if override:
         base = Path(override).expanduser()
     else:
-        from pokegym.errors import PokegymError
-        from pokegym.showdown.install import showdown_package_dir
-
         try:
             base = showdown_package_dir(install=False).parent / SPRITES_PACKAGE
         except PokegymError:

@@ -20,8 +20,10 @@ patched from Python: tests run on the Python modules (tests/conftest.py sets
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -30,11 +32,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from pokegym.errors import PokegymError
+from pokegym.showdown.install import cache_home
 
 MODULES = (
     "speed", "state", "damage_tables", "damage_moves", "combatant", "damage_context",
@@ -70,8 +74,6 @@ _STATUS: AccelStatus | None = None
 
 def accel_root() -> Path:
     """Where compiled builds live: ``$POKEGYM_HOME/accel``."""
-    from pokegym.showdown.install import cache_home
-
     return cache_home() / "accel"
 
 
@@ -172,9 +174,7 @@ setup(name="pokegym-world-compiled", ext_modules=extensions,
 
 def _mypy_version() -> str:
     try:
-        from importlib.metadata import version
-
-        return version("mypy")
+        return importlib.metadata.version("mypy")
     except Exception as exc:  # PackageNotFoundError and broken metadata alike
         raise AccelBuildError(
             "building the compiled world model needs mypy (its mypyc compiler) and a C "
@@ -289,8 +289,6 @@ def _run_compiler(work: Path, out: Path, opt_level: str, log: bool) -> str:
 
 
 def _in_main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 
@@ -310,8 +308,6 @@ def clean(root: Path | None = None, *, keep_current: bool = True) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """``pokegym accel build|status|clean``."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="pokegym accel", description="the compiled world model (mypyc)"
     )

@@ -20,6 +20,7 @@ from typing import Any
 
 from pokegym.files import atomic_write_json
 from pokegym.showdown.install import cache_home, lock_hash
+from pokegym.showdown.simulator import shared_simulator
 
 TYPES = (
     "Bug", "Dark", "Dragon", "Electric", "Fairy", "Fighting", "Fire", "Flying", "Ghost",
@@ -92,8 +93,6 @@ def load_dex(gen: int) -> Dex:
     if path.exists():
         raw = json.loads(path.read_text())
     else:
-        from pokegym.showdown.simulator import shared_simulator
-
         sim = shared_simulator()
         sim.ensure_running()
         raw = sim.call([["dex", gen]], timeout=300)[0]

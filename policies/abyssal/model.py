@@ -27,6 +27,7 @@ from poke_env.battle import (
 from poke_env.data import GenData
 
 from pokegym.hp import hp_fraction
+from pokegym.showdown.install import showdown_package_dir
 from pokegym.world.data import to_id
 from pokegym.world.speed import action_speed, effective_speed
 from policies.abyssal.constants import (
@@ -125,8 +126,6 @@ def random_battle_sets(gen: int) -> dict[str, Any]:
     Empty when the installed Showdown has no such file.
     """
     try:
-        from pokegym.showdown.install import showdown_package_dir
-
         folder = showdown_package_dir(install=False, quiet=True) / "data" / "random-battles"
         for name in ("sets.json", "data.json"):
             path = folder / f"gen{gen}" / name

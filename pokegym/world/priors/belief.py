@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pokegym.world.damage import Combatant, Field, calculate
 from pokegym.world.data import Dex, load_dex, to_id
 from pokegym.world.priors.battle_history import battle_events, resolve_order
 from pokegym.world.priors.distribution import SetDistribution, _tera_name
@@ -24,8 +25,6 @@ from pokegym.world.usage import UsageStats
 
 if TYPE_CHECKING:
     from poke_env.battle import AbstractBattle, Pokemon
-
-    from pokegym.world.damage import Combatant, Field
 
 
 # --------------------------------------------------------------------------- damage evidence
@@ -47,7 +46,6 @@ def our_hit_range(
     :class:`~pokegym.world.damage.Combatant` that the set does not give (``boosts``,
     ``status``, ``terastallized``, ...).
     """
-    from pokegym.world.damage import Combatant, calculate
 
     def damage_range(pset: PokemonSet) -> tuple[float, float]:
         defender = Combatant.from_set(dex, pset, **defender_state)
@@ -69,8 +67,6 @@ def their_hit_range(
     attacker, the lowest and highest damage of its ``move`` on our ``defender`` (no
     critical hit) as fractions of our maximum HP (shown exactly, so a small tolerance
     such as ``1 / max_hp`` suits it)."""
-    from pokegym.world.damage import Combatant, calculate
-
     hp = defender.max_hp or 1
 
     def damage_range(pset: PokemonSet) -> tuple[float, float]:

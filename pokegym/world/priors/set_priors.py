@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pokegym.showdown.install import showdown_package_dir
 from pokegym.world.data import Dex, load_dex, to_id
 from pokegym.world.priors.distribution import _TEMPLATE, SetDistribution
 from pokegym.world.sets import PokemonSet
@@ -372,8 +373,6 @@ class SetsJsonPrior(SetPrior):
 
 
 def _sets_json_path(gen: int) -> Path | None:
-    from pokegym.showdown.install import showdown_package_dir
-
     path = showdown_package_dir() / "dist" / "data" / "random-battles" / f"gen{gen}" / "sets.json"
     return path if path.is_file() else None
 

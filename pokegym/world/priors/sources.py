@@ -26,9 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pokegym.errors import PokegymError
+from pokegym.errors import InvalidTeamError, PokegymError
 from pokegym.files import atomic_write_json
+from pokegym.formats import format_entry, registered_formats, resolve_format
 from pokegym.showdown.install import cache_home, lock_hash
+from pokegym.showdown.simulator import Simulator, shared_simulator, wait_for_answers
+from pokegym.teams import Team, builtin_pool
 from pokegym.world.data import STATS, load_dex, to_id
 from pokegym.world.priors.set_priors import (
     GenericPrior,
@@ -45,8 +48,7 @@ from pokegym.world.usage import UsageStats
 
 if TYPE_CHECKING:
     from pokegym.formats import BattleFormat
-    from pokegym.showdown.simulator import Simulator
-    from pokegym.teams import Team, TeamPool
+    from pokegym.teams import TeamPool
 
 
 class PriorsNotBuiltError(PokegymError):
@@ -93,8 +95,6 @@ def random_prior_cache_path(
 
 
 def _prior_variant(format_id: str) -> str:
-    from pokegym.formats import format_entry
-
     entry = format_entry(format_id)
     if entry is None or entry.prior_variant is None:
         return ""
@@ -158,8 +158,6 @@ def build_random_set_counts(
         simulator: use this simulator process only; otherwise ``workers`` private
             processes (default: up to 4, one per core) generate in parallel.
     """
-    from pokegym.showdown.simulator import Simulator, wait_for_answers
-
     if n_teams < 1:
         raise ValueError(f"n_teams must be at least 1, got {n_teams}")
     format_id = to_id(format_id.split("@@@")[0])
@@ -271,8 +269,6 @@ def random_battle_prior(
         build: generate the teams when the cache does not hold them; False raises
             :class:`PriorsNotBuiltError` instead.
     """
-    from pokegym.formats import resolve_format
-
     n_teams = DEFAULT_RANDOM_TEAMS if n_teams is None else int(n_teams)
     fmt_id = to_id(format_id.split("@@@")[0])
     path = random_prior_cache_path(fmt_id, n_teams, seed, cache_dir)
@@ -380,8 +376,6 @@ def pool_prior(
     (:func:`pool_prior_cache_path`); ``build=False`` raises :class:`PriorsNotBuiltError`
     when they are not.
     """
-    from pokegym.teams import Team, builtin_pool
-
     base = to_id(format_id.split("@@@")[0])
     if pool is None:
         pool = builtin_pool(base)
@@ -408,8 +402,6 @@ def build_pool_set_counts(
     texts: Sequence[str], format_id: str, *, simulator: Simulator | None = None
 ) -> dict[str, Any]:
     """Read each team with Showdown's importer and count identical sets (JSON-able)."""
-    from pokegym.showdown.simulator import shared_simulator
-
     sim = simulator or shared_simulator()
     sim.ensure_running()
     gen = _format_gen(format_id, sim)
@@ -447,8 +439,6 @@ def _read_cache(path: Path) -> dict[str, Any] | None:
 
 def _format_gen(format_id: str, simulator: Simulator | None = None) -> int:
     """A format's generation: from the registry, else from Showdown."""
-    from pokegym.formats import format_entry, resolve_format
-
     entry = format_entry(format_id)
     if entry is not None:
         return entry.gen
@@ -458,8 +448,6 @@ def _format_gen(format_id: str, simulator: Simulator | None = None) -> int:
 def _prior_source(format_id: str, simulator: Simulator | None = None) -> tuple[str, int]:
     """``(source, gen)`` of a format: ``generator`` or ``pool``, from the registry when it
     has the format, else from Showdown's format list (random teams or not)."""
-    from pokegym.formats import format_entry, resolve_format
-
     entry = format_entry(format_id)
     if entry is not None:
         return entry.prior, entry.gen
@@ -510,8 +498,6 @@ def prior_for_format(
         build: build a prior that is not cached yet (Showdown generates or reads
             teams); False raises :class:`PriorsNotBuiltError` instead.
     """
-    from pokegym.errors import InvalidTeamError
-
     base = to_id(format_id.split("@@@")[0])
     source, gen = _prior_source(base, simulator)
     if source == "generator":
@@ -579,9 +565,6 @@ def build_format_priors(
     Returns the cache file, or None for a format whose prior needs nothing built (no
     generator and no built-in pool: Showdown's species data, and a usage JSON if given).
     """
-    from pokegym.errors import InvalidTeamError
-    from pokegym.teams import builtin_pool
-
     base = to_id(format_id.split("@@@")[0])
     source, gen = _prior_source(base, simulator)
     if source == "generator":
@@ -614,8 +597,6 @@ def build_priors(
 ) -> dict[str, Path | None]:
     """The explicit build step (``pokegym priors build``): the game data and priors of
     ``format_ids`` (default: every registered format marked ``build_priors``)."""
-    from pokegym.formats import registered_formats
-
     if format_ids is None:
         format_ids = [entry.id for entry in registered_formats() if entry.build_priors]
     built: dict[str, Path | None] = {}
