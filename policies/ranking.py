@@ -157,13 +157,13 @@ class AgentRanker:
 
     @property
     def method(self) -> str:
-        """How this agent's ranking is made: ``own ranking``, ``search visit shares``,
+        """How this agent's ranking is made: ``own ranking``, ``choice, then search visit shares``,
         ``lookahead``, ``policy network`` or ``choice, then fallback order``."""
         agent = self.agent
         if _own_rank(agent) is not None:
             return "own ranking"
         if callable(getattr(agent, "pop_search_report", None)):
-            return "search visit shares"
+            return "choice, then search visit shares"
         if callable(getattr(agent, "lookahead", None)):
             return "lookahead"
         if _is_network_policy(agent):
@@ -254,7 +254,6 @@ def _search_opponent(agent: Any, battle: AbstractBattle) -> LabelRanking | None:
     stats = getattr(agent, "last_stats", None)
     if stats is None or len(getattr(stats, "actions", ())) < 2:
         return None
-
     state = decision_state(battle, load_dex(battle.gen))
     species = [mon.species for mon in state.sides[1].mons]
     shares = sorted(stats.shares(1).items(), key=lambda p: -p[1])
@@ -287,7 +286,6 @@ def _lookahead_ranking(battle: AbstractBattle, look: Any) -> Ranking:
 
 
 def _is_network_policy(agent: Any) -> bool:
-
     return isinstance(agent, PPOPolicy)
 
 

@@ -91,7 +91,7 @@ def test_a_search_ranks_by_its_visit_shares_and_guesses_the_opponent_by_its_own_
     config = PredictConfig("distilled:iterations=40", str(path), side="p1")
     report = predict(config)
     _check_table(report)
-    assert report.method == "search visit shares"
+    assert report.method == "choice, then search visit shares"
     assert report.opponent_sources.get("search", 0) > 0
 
 
