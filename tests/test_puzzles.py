@@ -12,6 +12,7 @@ import pytest
 from poke_env.data.normalize import to_id_str
 
 import pokegym  # noqa: F401  (registers the env ids)
+from pokegym.agents import make_agent
 from pokegym.puzzles import (
     ScenarioIndexError,
     SuiteFileError,
@@ -20,8 +21,9 @@ from pokegym.puzzles import (
 )
 from pokegym.puzzles.build import BuildConfig, BuildConfigError, build_suite, draw_candidate
 from pokegym.puzzles.cli import main as puzzles_main
-from pokegym.puzzles.play import AgentScore, Outcome, format_table
+from pokegym.puzzles.play import AgentScore, Outcome, format_table, play_teams, puzzle_setup
 from pokegym.puzzles.scenarios import export_set, save_suite
+from pokegym.puzzles.tera import TeraLine
 from pokegym.showdown.simulator import Simulator
 from pokegym.stats import wilson_interval
 
@@ -29,6 +31,11 @@ from pokegym.stats import wilson_interval
 @pytest.fixture(scope="module")
 def suite():
     return load_suite("1v1")
+
+
+@pytest.fixture(scope="module")
+def tera_suite():
+    return load_suite("tera")
 
 
 def _config(suite) -> BuildConfig:
@@ -100,12 +107,21 @@ def test_cli_unknown_suite_exits_with_the_message(capsys: pytest.CaptureFixture[
 # ------------------------------------------------------------- the real simulator
 
 
+def test_shipped_tera_suite_is_gen9_with_tera_types(tera_suite) -> None:
+    assert tera_suite.format == "gen9randombattle" and len(tera_suite) >= 100
+    assert all("Tera Type: " in s.teams[0] for s in tera_suite.scenarios)
+    candidates = [s.candidate for s in tera_suite.scenarios]
+    assert candidates == sorted(set(candidates))
+
+
 @pytest.mark.slow
-def test_shipped_scenarios_are_what_the_generator_makes(suite) -> None:
+@pytest.mark.parametrize(("name", "indices"), [("1v1", (0, 1, 517, 999)), ("tera", (0, 99))])
+def test_shipped_scenarios_are_what_the_generator_makes(name: str, indices) -> None:
+    suite = load_suite(name)
     config = _config(suite)
     sim = Simulator(timeout=120)
     try:
-        for index in (0, 1, 517, 999):
+        for index in indices:
             scenario = suite.scenario(index)
             candidate = draw_candidate(sim, config, scenario.candidate)
             assert candidate.teams == scenario.teams
@@ -115,11 +131,12 @@ def test_shipped_scenarios_are_what_the_generator_makes(suite) -> None:
 
 
 @pytest.mark.slow
-def test_export_reads_back_as_the_generated_set() -> None:
+@pytest.mark.parametrize("battle_format", ["gen8randombattle", "gen9randombattle"])
+def test_export_reads_back_as_the_generated_set(battle_format: str) -> None:
     sim = Simulator(timeout=120)
     sim.ensure_running()
     try:
-        (sets,) = sim.call([["generate", "gen8randombattle", "11,22,33,44"]])
+        (sets,) = sim.call([["generate", battle_format, "11,22,33,44"]])
         for generated in sets:
             (read,) = sim.call([["import", export_set(generated)]])
             got = read[0]
@@ -128,6 +145,7 @@ def test_export_reads_back_as_the_generated_set() -> None:
             assert got["evs"] == generated["evs"]
             assert {k: v for k, v in got["ivs"].items()} == generated["ivs"]
             assert bool(got.get("gigantamax")) == bool(generated.get("gigantamax"))
+            assert got.get("teraType") == generated.get("teraType")
     finally:
         sim.close()
 
@@ -138,6 +156,34 @@ def test_building_again_keeps_the_same_scenarios_and_the_reference_wins_them(sui
     rebuilt = build_suite(replace(_config(suite), n=3))
     assert rebuilt.scenarios == suite.scenarios[:3]
     assert rebuilt.candidates == suite.scenarios[2].candidate + 1
+
+
+@pytest.mark.slow
+def test_terastallizing_decides_a_shipped_tera_scenario(tera_suite) -> None:
+    """Played out again: the Tera line wins and the non-Tera line loses."""
+    scenario = tera_suite.scenario(0)
+    setup = puzzle_setup(tera_suite)
+    reference, opponent = make_agent(tera_suite.reference), make_agent(tera_suite.opponent)
+    try:
+        seed = scenario.battle_seed
+        assert play_teams(setup, scenario.teams, seed, TeraLine(reference, tera=True), opponent)[0]
+        assert not play_teams(
+            setup, scenario.teams, seed, TeraLine(reference, tera=False), opponent
+        )[0]
+    finally:
+        setup._close_battle()
+
+
+@pytest.mark.slow
+def test_tera_env_resets_to_a_tera_scenario(tera_suite) -> None:
+    env = gym.make("Showdown-PuzzleTera-v0")
+    try:
+        _, info = env.reset(options={"scenario": 5})
+        assert info["scenario"] == 5
+        assert env.unwrapped.battle.can_tera
+        assert env.unwrapped.battle.active_pokemon.tera_type is not None
+    finally:
+        env.close()
 
 
 @pytest.mark.slow

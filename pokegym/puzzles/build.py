@@ -12,12 +12,17 @@ measured, not given.
 The battles are played in ``gen8randombattle`` with the teams passed to the simulator:
 random-battle mechanics and rules exactly (levels from the random set, Dynamax allowed,
 no Team Preview), one Pokémon a side.
+
+The ``tera`` suite draws Gen 9 random-battle candidates the same way and keeps those
+where Terastallizing decides the game (:mod:`pokegym.puzzles.tera`); its scenarios are
+scored with the battle seed the check played first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +30,12 @@ from pokegym.agents import make_agent
 from pokegym.errors import PokegymError
 from pokegym.puzzles.play import play_teams, puzzle_setup
 from pokegym.puzzles.scenarios import Scenario, Suite, check_suite_name, export_set
+from pokegym.puzzles.tera import tera_decides
 from pokegym.showdown.install import lock_hash
 from pokegym.showdown.simulator import Simulator
+
+#: Per suite: the format its sets and battles are in, and the reference agent's tries.
+SUITE_DEFAULTS = {"1v1": ("gen8randombattle", 3), "tera": ("gen9randombattle", 2)}
 
 
 @dataclass(frozen=True)
@@ -37,31 +46,41 @@ class BuildConfig:
         suite: the suite's name.
         seed: the generator's seed.
         n: scenarios to keep.
-        tries: battles the reference agent gets per candidate.
+        tries: battles the reference agent gets per candidate (None: the suite's).
         reference: the agent spec a scenario must be won by.
         opponent: the agent spec playing player 2.
-        format: the Showdown format of the sets and the battles.
+        format: the Showdown format of the sets and the battles (None: the suite's).
         max_turns: a battle still going at this turn counts as not won.
     """
 
     suite: str = "1v1"
     seed: int = 0
     n: int = 1000
-    tries: int = 3
+    tries: int | None = None
     reference: str = "abyssal"
     opponent: str = "abyssal"
-    format: str = "gen8randombattle"
+    format: str | None = None
     max_turns: int = 100
 
     def __post_init__(self) -> None:
         check_suite_name(self.suite)
-        if self.n < 1 or self.tries < 1 or self.max_turns < 1:
+        if self.n < 1 or self.n_tries < 1 or self.max_turns < 1:
             raise BuildConfigError(
-                f"n, tries and max_turns are at least 1 (got n={self.n}, tries={self.tries}, "
+                f"n, tries and max_turns are at least 1 (got n={self.n}, tries={self.n_tries}, "
                 f"max_turns={self.max_turns})."
             )
         if self.seed < 0:
             raise BuildConfigError(f"The seed is a non-negative integer, got {self.seed}.")
+
+    @property
+    def battle_format(self) -> str:
+        """The format given, or the suite's."""
+        return self.format or SUITE_DEFAULTS[self.suite][0]
+
+    @property
+    def n_tries(self) -> int:
+        """The tries given, or the suite's."""
+        return SUITE_DEFAULTS[self.suite][1] if self.tries is None else self.tries
 
 
 class BuildConfigError(PokegymError, ValueError):
@@ -88,14 +107,14 @@ def draw_candidate(sim: Simulator, config: BuildConfig, number: int) -> Candidat
     team_seeds = [_team_seed(rng), _team_seed(rng)]
     slots = [int(s) for s in rng.integers(0, 6, size=2)]
     battle_seed = int(rng.integers(2**63 - 1))
-    try_seeds = tuple(int(rng.integers(2**63 - 1)) for _ in range(config.tries))
+    try_seeds = tuple(int(rng.integers(2**63 - 1)) for _ in range(config.n_tries))
     sim.ensure_running()
-    generated = sim.call([["generate", config.format, s] for s in team_seeds])
+    generated = sim.call([["generate", config.battle_format, s] for s in team_seeds])
     teams = []
     for sets, slot in zip(generated, slots, strict=True):
         if isinstance(sets, dict) or not sets:
             raise BuildConfigError(
-                f"Showdown could not generate a {config.format} team ({sets}); the suites "
+                f"Showdown could not generate a {config.battle_format} team ({sets}); the suites "
                 "need a random-team format."
             )
         teams.append(export_set(sets[slot % len(sets)]))
@@ -111,8 +130,8 @@ def build_suite(
     """Draw candidates in order and keep those the reference agent wins, until
     ``config.n`` are kept (or ``max_candidates`` were drawn)."""
     shell = Suite(
-        name=config.suite, format=config.format, seed=config.seed, opponent=config.opponent,
-        reference=config.reference, tries=config.tries, max_turns=config.max_turns,
+        name=config.suite, format=config.battle_format, seed=config.seed, opponent=config.opponent,
+        reference=config.reference, tries=config.n_tries, max_turns=config.max_turns,
         candidates=0, showdown=lock_hash(),
     )  # fmt: skip
     setup = puzzle_setup(shell)
@@ -125,18 +144,27 @@ def build_suite(
         while len(kept) < config.n and number < limit:
             candidate = draw_candidate(sim, config, number)
             number += 1
-            for attempt, seed in enumerate(candidate.try_seeds):
-                won, _, _ = play_teams(setup, candidate.teams, seed, reference, opponent)
-                if won:
-                    kept.append(
-                        Scenario(
-                            len(kept), candidate.teams, candidate.battle_seed,
-                            candidate.number, attempt,
-                        )
-                    )  # fmt: skip
-                    break
+            scenario = _check(setup, config, candidate, reference, opponent)
+            if scenario is not None:
+                kept.append(replace(scenario, index=len(kept)))
             if progress is not None:
                 progress(len(kept), number)
     finally:
         setup._close_battle()
     return Suite(**{**shell.__dict__, "candidates": number, "scenarios": tuple(kept)})
+
+
+def _check(
+    setup: Any, config: BuildConfig, candidate: Candidate, reference: Any, opponent: Any
+) -> Scenario | None:
+    """The candidate as a scenario when the suite keeps it, else None."""
+    if config.suite == "tera":
+        seeds = (candidate.battle_seed, *candidate.try_seeds)[: config.n_tries]
+        if tera_decides(setup, candidate.teams, seeds, reference, opponent):
+            return Scenario(0, candidate.teams, candidate.battle_seed, candidate.number, 0)
+        return None
+    for attempt, seed in enumerate(candidate.try_seeds):
+        won, _, _ = play_teams(setup, candidate.teams, seed, reference, opponent)
+        if won:
+            return Scenario(0, candidate.teams, candidate.battle_seed, candidate.number, attempt)
+    return None

@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--suite", default="1v1")
     build.add_argument("--seed", type=int, default=0)
     build.add_argument("--n", type=int, default=1000, help="scenarios to keep")
-    build.add_argument("--tries", type=int, default=3, help="reference agent's tries per draw")
+    build.add_argument("--tries", type=int, help="seeds the reference agent plays per draw")
     build.add_argument("--reference", default="abyssal", help="agent a scenario must be won by")
     build.add_argument("--opponent", default="abyssal", help="agent playing player 2")
     build.add_argument("--out", help="suite file (default: the shipped data file)")

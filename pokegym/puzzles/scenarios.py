@@ -24,6 +24,7 @@ SCHEMA = 1
 #: The suites pokegym ships, by name: a one-line description each.
 SUITES: dict[str, str] = {
     "1v1": "Gen 8 random-battle sets, one Pokémon a side; solved by winning",
+    "tera": "Gen 9 random-battle 1v1s that Terastallizing decides; solved by winning",
 }
 
 
