@@ -92,7 +92,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _solve(args: argparse.Namespace) -> int:
     from pokegym.agents import split_agent_specs
-    from pokegym.puzzles.play import format_table, run_suite
+    from pokegym.puzzles.play import Outcome, format_table, run_suite
     from pokegym.puzzles.scenarios import ScenarioIndexError, load_suite
 
     suite = load_suite(args.suite)
@@ -102,7 +102,13 @@ def _solve(args: argparse.Namespace) -> int:
     suite.scenario(args.start)  # a start outside the suite is a named error
     specs = split_agent_specs(args.agents)
     start = time.perf_counter()
-    scores = run_suite(suite, specs, indices=range(args.start, stop))
+
+    def progress(spec: str, outcome: Outcome) -> None:
+        done = outcome.index - args.start + 1
+        if done % 100 == 0:
+            print(f"  {spec}: {done} of {stop - args.start}", file=sys.stderr, flush=True)
+
+    scores = run_suite(suite, specs, indices=range(args.start, stop), on_outcome=progress)
     print(format_table(suite, scores))
     if args.out:
         out = Path(args.out)
