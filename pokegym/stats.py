@@ -18,7 +18,9 @@ def wilson_interval(wins: float, n: int, z: float = Z95) -> tuple[float, float]:
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval always holds p; clamping keeps rounding from putting p outside it
+    # (at p = 1, centre + half can round to 0.9999999999999999).
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def percentile(values: list[float], q: float) -> float:

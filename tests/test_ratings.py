@@ -28,6 +28,12 @@ def test_wilson_interval_textbook_values():
     low, high = wilson_interval(0, 20)
     assert low == 0.0 and high == pytest.approx(0.1611, abs=5e-4)
     assert wilson_interval(0, 0) == (0.0, 1.0)
+    # The interval holds the observed rate at the ends too (no rounding below 1 or above 0).
+    for n in (1, 3, 7, 49, 913, 10_000):
+        assert wilson_interval(n, n)[1] == 1.0 and wilson_interval(0, n)[0] == 0.0
+        for wins in range(0, n + 1, max(1, n // 7)):
+            low, high = wilson_interval(wins, n)
+            assert low <= wins / n <= high
 
 
 def test_exact_binomial_test():
