@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from poke_env.battle import Move, Pokemon
+from poke_env.battle import Effect, Move, MoveCategory, Pokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 from poke_env.teambuilder import Teambuilder
 
@@ -330,8 +330,7 @@ class _Feeder:
         known = active["moves"] if active else []
         if action is not None and (action.kind == "recharge" or action.move == "struggle"):
             known = [action.kind if action.kind == "recharge" else "struggle"]  # the only choice
-        moves = [{"move": m, "id": m, "pp": 8, "maxpp": 8, "target": "normal",
-                  "disabled": False} for m in known]  # fmt: skip
+        moves = [_move_entry(m, battle.active_pokemon) for m in known]
         entry: dict[str, Any] = {"moves": moves}
         gen = self.replay.gen
         if gen == 9 and not self.tera_banned and not battle.used_tera:
@@ -385,3 +384,21 @@ def _base_of_max_move(battle: ShowdownBattle, max_move: str) -> Move | None:
         ):
             candidates.append(move)
     return candidates[0] if len(candidates) == 1 else None
+
+
+def _move_entry(move_id: str, mon: Pokemon | None) -> dict[str, Any]:
+    """A request's entry for one of the active Pokémon's moves, with what the log shows of
+    its PP and of what stops it: PP spent (poke-env counts each use, Pressure included),
+    Encore (only the last move used), Taunt (no status move). Disable, Torment and a
+    Choice lock the log does not show stay unknown: such a move is offered."""
+    move = mon.moves.get(move_id) if mon is not None else None
+    if move is None or move_id in ("recharge", "struggle"):
+        return {"move": move_id, "id": move_id, "pp": 8, "maxpp": 8, "target": "normal",
+                "disabled": False}  # fmt: skip
+    disabled = move.current_pp <= 0
+    if Effect.ENCORE in mon.effects and any(m.is_last_used for m in mon.moves.values()):
+        disabled |= not move.is_last_used
+    if Effect.TAUNT in mon.effects:
+        disabled |= move.category == MoveCategory.STATUS
+    return {"move": move_id, "id": move_id, "pp": move.current_pp, "maxpp": move.max_pp,
+            "target": "normal", "disabled": disabled}  # fmt: skip
