@@ -90,7 +90,8 @@ def _battle(args: argparse.Namespace) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for index, record in enumerate(result.battles):
             if record.log:
-                (folder / f"battle-{index:04d}-{record.seed:x}.log").write_text(record.log)
+                log = record.named_log(names)
+                (folder / f"battle-{index:04d}-{record.seed:x}.log").write_text(log or "")
         print(f"Protocol logs of {len(result.battles)} battles written to {folder}/")
     if args.json:
         payload = {

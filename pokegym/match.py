@@ -33,6 +33,23 @@ class BattleRecord:
     seconds: float
     log: str | None = None
 
+    def named_log(self, names: tuple[str, str]) -> str | None:
+        """The protocol log with each side's player named after the agent that sat there
+        (``names[k]`` is agent k's), in its ``|player|`` and ``|win|`` lines; the simulator
+        names the sides ``p1`` and ``p2``."""
+        if self.log is None:
+            return None
+        by_side = {f"p{side + 1}": names[agent] for agent, side in enumerate(self.seats)}
+        lines = []
+        for line in self.log.split("\n"):
+            parts = line.split("|")
+            if len(parts) > 3 and parts[1] == "player" and parts[3] == parts[2] in by_side:
+                parts[3] = by_side[parts[2]]
+            elif len(parts) == 3 and parts[1] == "win" and parts[2] in by_side:
+                parts[2] = by_side[parts[2]]
+            lines.append("|".join(parts))
+        return "\n".join(lines)
+
 
 @dataclass
 class MatchResult:

@@ -90,6 +90,16 @@ def test_battle_with_teams_and_replays(tmp_path, rain_team):
         text = log.read_text()
         assert "|win|" in text or "|tie" in text
         assert "Pelipper" in text or "Barraskewda" in text or "Iron Treads" in text
+    # Each side's player is the agent that sat there; sides alternate between battles.
+    seated = [
+        [line for line in log.read_text().splitlines() if line.startswith("|player|")]
+        for log in logs
+    ]
+    assert seated[0] == ["|player|p1|max_power (A)||", "|player|p2|max_power (B)||"]
+    assert seated[1] == ["|player|p1|max_power (B)||", "|player|p2|max_power (A)||"]
+    for log in logs:
+        win = [line for line in log.read_text().splitlines() if line.startswith("|win|")]
+        assert all(line in ("|win|max_power (A)", "|win|max_power (B)") for line in win)
 
 
 @pytest.mark.slow
