@@ -42,9 +42,13 @@ def test_the_digest_follows_the_sources(tmp_path: Path) -> None:
     folder = tmp_path / "world"
     folder.mkdir()
     for name in _accel.MODULES:
-        shutil.copy(REPO / "pokegym" / "world" / f"{name}.py", folder)
+        (folder / _accel._source_path(name)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(
+            REPO / "pokegym" / "world" / _accel._source_path(name),
+            folder / _accel._source_path(name),
+        )
     assert _accel.sources_digest(folder) == _accel.sources_digest()
-    with open(folder / "damage.py", "a") as handle:
+    with open(folder / "damage" / "calculator.py", "a") as handle:
         handle.write("\n# edited\n")
     assert _accel.sources_digest(folder) != _accel.sources_digest()
 

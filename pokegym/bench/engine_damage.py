@@ -42,7 +42,7 @@ from typing import Any
 
 from pokegym.bench.log_replay import Hit
 from pokegym.world.damage import Combatant, Field
-from pokegym.world.damage_tables import _RELEVANT_CALLBACKS as DAMAGE_CALLBACKS
+from pokegym.world.damage.tables import _RELEVANT_CALLBACKS as DAMAGE_CALLBACKS
 from pokegym.world.data import Dex
 
 ENGINE_GENERATION = 9

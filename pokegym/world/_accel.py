@@ -40,10 +40,12 @@ from pathlib import Path
 from pokegym.errors import PokegymError
 from pokegym.showdown.install import cache_home
 
+# Module names below pokegym.world (a dot: a module of a subpackage, whose __init__ stays
+# Python and puts the build's subfolder first on its __path__: activate_subpackage).
 MODULES = (
-    "speed", "state", "damage_tables", "damage_moves", "combatant", "damage_context",
-    "damage_stats", "damage_power", "damage", "state_damage", "move_effects", "transition",
-    "evaluation", "encoding", "action_prior", "action_features",
+    "speed", "state", "damage.tables", "damage.moves", "damage.combatant", "damage.context",
+    "damage.stats", "damage.power", "damage.calculator", "state_damage", "move_effects",
+    "transition", "evaluation", "encoding", "action_prior", "action_features",
 )  # fmt: skip
 # The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"
@@ -77,6 +79,11 @@ def accel_root() -> Path:
     return cache_home() / "accel"
 
 
+def _source_path(name: str) -> str:
+    """A module's file below pokegym/world, e.g. ``damage/context.py``."""
+    return name.replace(".", "/") + ".py"
+
+
 def _abi_tag() -> str:
     return f"{sys.implementation.name} {sysconfig.get_config_var('EXT_SUFFIX')}"
 
@@ -86,13 +93,14 @@ def sources_digest(package_dir: Path = _PACKAGE_DIR) -> str:
     digest = hashlib.sha256(f"{RECIPE}\n{_abi_tag()}\n".encode())
     for name in MODULES:
         digest.update(name.encode() + b"\n")
-        digest.update((package_dir / f"{name}.py").read_bytes())
+        digest.update((package_dir / _source_path(name)).read_bytes())
     return digest.hexdigest()
 
 
 def _expected_files() -> list[str]:
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    return [f"{name}{suffix}" for name in (*MODULES, GROUP.rsplit(".", 1)[1] + "__mypyc")]
+    names = (*MODULES, GROUP.rsplit(".", 1)[1] + "__mypyc")
+    return [name.replace(".", "/") + suffix for name in names]
 
 
 def find_build(root: Path | None = None, digest: str | None = None) -> Path | None:
@@ -132,6 +140,16 @@ def activate(package_path: list[str]) -> AccelStatus:
     return _STATUS
 
 
+def activate_subpackage(package_path: list[str], name: str) -> None:
+    """Put the compiled build's folder of subpackage ``name`` (e.g. ``damage``) first on
+    its ``__path__`` when :func:`activate` chose the compiled build (called by the
+    subpackage's ``__init__``, which stays Python; never raises)."""
+    if _STATUS is not None and _STATUS.compiled and _STATUS.folder is not None:
+        folder = str(_STATUS.folder / name)
+        if folder not in package_path:
+            package_path.insert(0, folder)
+
+
 def status() -> AccelStatus:
     """What :func:`activate` decided for this process, checked against the modules that
     were actually imported."""
@@ -164,7 +182,7 @@ work, out, opt = sys.argv[1], sys.argv[2], sys.argv[3]
 os.chdir(work)
 from mypyc.build import mypycify
 from setuptools import setup
-modules = [f"pokegym/world/{name}.py" for name in sys.argv[4:]]
+modules = [f"pokegym/world/{name.replace('.', '/')}.py" for name in sys.argv[4:]]
 extensions = mypycify(["--follow-imports=silent", "--ignore-missing-imports", *modules],
                       opt_level=opt, group_name=os.environ["POKEGYM_ACCEL_GROUP"])
 setup(name="pokegym-world-compiled", ext_modules=extensions,
@@ -223,6 +241,7 @@ def build(
         for name in _expected_files():
             if not (built / name).is_file():
                 raise AccelBuildError(f"mypyc did not produce {name}:\n{output[-3000:]}")
+            (staged / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(built / name), staged / name)
         manifest = {
             "digest": digest, "recipe": RECIPE, "modules": list(MODULES),

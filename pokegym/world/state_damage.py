@@ -1,7 +1,7 @@
 """A world-model state as the damage calculator sees it, and a sampled hit.
 
-:func:`calculate` builds the calculator's :class:`~pokegym.world.combatant.Combatant` of
-each active Pokémon and the :class:`~pokegym.world.combatant.Field` (weather, terrain,
+:func:`calculate` builds the calculator's :class:`~pokegym.world.damage.Combatant` of
+each active Pokémon and the :class:`~pokegym.world.damage.Field` (weather, terrain,
 Gravity, the defender's screens) from a :class:`~pokegym.world.state.BattleState`, and
 asks :func:`pokegym.world.damage.calculate`; :func:`hp_key` is the part of a Pokémon's HP
 that can change a hit's damage (the transition model's cache key); :func:`sample_damage`

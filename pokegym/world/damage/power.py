@@ -7,15 +7,15 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from pokegym.world.damage_context import (
+from pokegym.world.damage.context import (
     _Ctx,
     _item_removable,
     _type_mod_full,
     _weight_hg,
     _weight_power,
 )
-from pokegym.world.damage_stats import _speed_stat
-from pokegym.world.damage_tables import (
+from pokegym.world.damage.stats import _speed_stat
+from pokegym.world.damage.tables import (
     _ATE,
     _MASKS,
     _ORB_ITEMS,

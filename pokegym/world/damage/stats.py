@@ -4,9 +4,9 @@ with stat stages and critical hits), the ``ModifyDamage`` event and STAB.
 
 from __future__ import annotations
 
-from pokegym.world.combatant import Combatant
-from pokegym.world.damage_context import _Ctx, _speed
-from pokegym.world.damage_tables import (
+from pokegym.world.damage.combatant import Combatant
+from pokegym.world.damage.context import _Ctx, _speed
+from pokegym.world.damage.tables import (
     _PINCH,
     _RESIST_BERRIES,
     _SCREEN_BREAKERS,

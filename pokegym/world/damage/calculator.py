@@ -61,8 +61,8 @@ import dataclasses
 import math
 from typing import Any, Final
 
-from pokegym.world.combatant import Combatant, DamageResult, Field, Side
-from pokegym.world.damage_context import (
+from pokegym.world.damage.combatant import Combatant, DamageResult, Field
+from pokegym.world.damage.context import (
     _crit_chance,
     _Ctx,
     _fails,
@@ -71,10 +71,10 @@ from pokegym.world.damage_context import (
     _prepare,
     _type_mod_full,
 )
-from pokegym.world.damage_moves import _MoveData, _species_entry, known_species, max_move_of
-from pokegym.world.damage_power import _RETURN_MOVES, _base_power
-from pokegym.world.damage_stats import _attack_stat, _damage_mod, _defense_stat, _stab
-from pokegym.world.damage_tables import (
+from pokegym.world.damage.moves import _MoveData, _species_entry
+from pokegym.world.damage.power import _RETURN_MOVES, _base_power
+from pokegym.world.damage.stats import _attack_stat, _damage_mod, _defense_stat, _stab
+from pokegym.world.damage.tables import (
     _BETWEEN_HITS,
     _DISGUISE_FORMS,
     _HALVING_MOVES,
@@ -84,25 +84,8 @@ from pokegym.world.damage_tables import (
 )
 from pokegym.world.data import Dex, to_id
 
-# The calculator is split along its steps: combatant.py (what it reads and answers),
-# damage_tables.py (effect tables, 4096-based arithmetic), damage_moves.py (move data),
-# damage_context.py (one question prepared, checks before the formula), damage_power.py
-# (base power), damage_stats.py (attack, defense, damage modifiers); this module holds
-# the formula, the hit tables and results, form breaks and the public API.
-
-__all__ = [
-    "Combatant",
-    "DamageResult",
-    "Field",
-    "Side",
-    "broken_form",
-    "calculate",
-    "clear_cache",
-    "damage_over_attacker_prior",
-    "damage_over_prior",
-    "known_species",
-    "max_move_of",
-]
+# The package's other modules hold the steps (see pokegym/world/damage/__init__.py); this
+# one holds the formula, the hit tables and results, form breaks and the public API.
 
 
 # ------------------------------------------------------------------- the formula

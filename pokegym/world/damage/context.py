@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pokegym.world.combatant import Combatant, Field, Side
-from pokegym.world.damage_moves import (
+from pokegym.world.damage.combatant import Combatant, Field, Side
+from pokegym.world.damage.moves import (
     _max_move_data,
     _move_data,
     _MoveData,
     _species_entry,
     _unmodelled,
 )
-from pokegym.world.damage_tables import (
+from pokegym.world.damage.tables import (
     _ABSORB,
     _ANTI_DYNAMAX,
     _ATE,

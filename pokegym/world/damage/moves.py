@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pokegym.world.damage_tables import (
+from pokegym.world.damage.tables import (
     _HANDLED_ABILITIES,
     _HANDLED_ITEMS,
     _HANDLED_MOVES,

@@ -8,8 +8,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from pokegym.world.damage_moves import known_species
-from pokegym.world.damage_tables import _COMPILED, _ICE_FACE_FORMS, BOOSTS
+from pokegym.world.damage.moves import known_species
+from pokegym.world.damage.tables import _COMPILED, _ICE_FACE_FORMS, BOOSTS
 from pokegym.world.data import STATS, Dex
 from pokegym.world.sets import PokemonSet
 
