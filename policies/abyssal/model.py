@@ -1,6 +1,13 @@
 """``abyssal``'s model of a position: expected damage of every known or likely attack both
 ways (a simplified damage formula over real or estimated stats), who moves first, and
 how many hits each side needs.
+
+The damage formula and the boost table here are this bot's own, on purpose, and are not
+the world model's calculator (:mod:`pokegym.world.damage`): they model the estimate the
+Abyssal bot makes (an expected value as a fraction of max HP, a few cheap item, ability
+and field effects, stats it guesses for the opponent), not the game's exact rolls, and
+the bot's rules are written against that estimate. Speed is the exception: it is
+Showdown's rule, from :mod:`pokegym.world.speed`.
 """
 
 from __future__ import annotations
