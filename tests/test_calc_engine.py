@@ -18,7 +18,7 @@ from pokegym.bench.engine_damage import (
     engine_state,
     score_hits,
 )
-from pokegym.bench.log_replay import Hit, Tally
+from pokegym.bench.log_state import Hit, Tally
 from pokegym.cli import main as cli_main
 from pokegym.engine import require_engine
 from pokegym.world.damage import Combatant, Field, Side, calculate

@@ -48,7 +48,8 @@ from pokegym.actions import ActionCodec
 from pokegym.agents import make_agent
 from pokegym.backends.sim import SimBattleSession
 from pokegym.bench.engine_damage import ENGINE_GENERATION, EngineHit, EngineTally, score_hits
-from pokegym.bench.log_replay import Hit, LogReplay, Tally
+from pokegym.bench.log_replay import LogReplay
+from pokegym.bench.log_state import Hit, Tally
 from pokegym.engine import require_engine
 from pokegym.env import opponent_choice
 from pokegym.formats import resolve_format

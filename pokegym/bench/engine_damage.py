@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pokegym.bench.log_replay import Hit
+from pokegym.bench.log_state import Hit
 from pokegym.world.damage import Combatant, Field
 from pokegym.world.damage.tables import _RELEVANT_CALLBACKS as DAMAGE_CALLBACKS
 from pokegym.world.data import Dex
