@@ -30,13 +30,12 @@ from pokegym.errors import PokegymError
 from pokegym.play import (
     PROMPT,
     RATING_PROMPT,
-    PlayResult,
     display_names,
     make_play_setup,
     play_battle_interactive,
     read_rating,
-    save_replay,
 )
+from pokegym.play_result import PlayResult, save_replay
 from pokegym.text.render import GameNames, to_id
 
 Answer = str | Callable[[], str] | type[BaseException]

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from pokegym.cli import build_parser
-from pokegym.play import PlayResult, play_command, save_battle
+from pokegym.play import play_command, save_battle
+from pokegym.play_result import PlayResult
 from pokegym.playtest import (
     PlaytestRecordError,
     load_records,
