@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from helpers import outcome_reward, play_episode, process_group_alive
@@ -80,6 +84,34 @@ def test_local_server_lifecycle():
     assert not port_in_use(port)
     server.stop()  # idempotent
     assert not server.is_running()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_no_server_outlives_its_owner(how):
+    # A library user's process that owns a server and dies without running its exit
+    # handlers (SIGTERM with no handler installed, SIGKILL) takes the server with it.
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "from pokegym.showdown.server import LocalServer\n"
+         "import sys, time\ns = LocalServer().start()\nprint(s.pid, s.port, flush=True)\n"
+         "time.sleep(600)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        pid, port = map(int, owner.stdout.readline().split())
+        assert process_group_alive(pid) and is_showdown(port)
+        owner.send_signal(how)
+        owner.wait(timeout=30)
+        for _ in range(300):  # the guard stops the group within a few seconds
+            if not process_group_alive(pid):
+                break
+            time.sleep(0.1)
+        assert process_group_alive(pid) == []
+        assert not is_showdown(port)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
 
 
 @pytest.mark.slow

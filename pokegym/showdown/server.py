@@ -3,7 +3,8 @@
 The server binds to 127.0.0.1 only, runs with ``--no-security`` (names without
 passwords, no throttling: it is a private battle server for bots) and the trimmed
 process configuration written at install time. It is stopped when the Python
-process exits.
+process exits, however it exits: a small guard script stops it when the pipe its owner
+holds closes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from websockets.sync.client import connect
 
 from pokegym.errors import PortInUseError, ServerError
-from pokegym.showdown.install import find_node, showdown_package_dir, subprocess_env
+from pokegym.showdown.install import JS_DIR, find_node, showdown_package_dir, subprocess_env
 
 _servers: weakref.WeakSet[LocalServer] = weakref.WeakSet()
 
@@ -145,17 +146,21 @@ class LocalServer:
                 os.close(fd)
                 self._log = Path(log_name)
                 with open(self._log, "wb") as log:
+                    # The guard stops the server when this process's end of its stdin
+                    # closes, so no server outlives us (a SIGTERM without a handler, a
+                    # SIGKILL). The pipe is never written to.
                     self._proc = subprocess.Popen(
                         [
                             node,
-                            "pokemon-showdown",
+                            str(JS_DIR / "server_guard.js"),
+                            str(package),
                             "start",
                             "--skip-build",
                             "--no-security",
                             str(port),
                         ],
                         cwd=package,
-                        stdin=subprocess.DEVNULL,
+                        stdin=subprocess.PIPE,
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         start_new_session=True,
@@ -223,6 +228,9 @@ class LocalServer:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
         if self._log is not None:
             with contextlib.suppress(OSError):
                 self._log.unlink()
