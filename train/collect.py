@@ -81,7 +81,7 @@ from pokegym.scale.resources import split_resources, worker_resources
 from pokegym.showdown.simulator import Simulator
 from pokegym.teams import builtin_pool
 from pokegym.world.data import load_dex
-from pokegym.world.lookahead import one_step_lookahead
+from pokegym.world.lookahead import lookahead_features
 from pokegym.world.transition import TransitionModel
 from policies.core.battle import decision_state, root_actions, world_action
 from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES, StateEncoder, action_label
@@ -250,7 +250,7 @@ class _Worker:
             action = -1
         taken = world_action(order, battle)
         legal = list(root_actions(battle, True))
-        look = _lookahead_features(model, state, one_step_lookahead)
+        look = lookahead_features(model, state)
         row: dict[str, Any] = {
             "turn": int(battle.turn),
             "state": features,
@@ -288,27 +288,6 @@ class _Worker:
                 row["llm_leaf_states"] = [encoder.encode(s) for s, _ in leaves]
                 row["llm_leaf_scores"] = [float(v) for _, v in leaves]
         return row
-
-
-def _lookahead_features(model: Any, state: Any, lookahead: Any) -> np.ndarray:
-    """Our best move's and theirs' expected turns to KO (/ 9, capped), move order,
-    outmatched, best switch's margin, tera help, switches available, HP of both."""
-    look = lookahead(model, state, names={})
-    ours, theirs = look.best_move(False), look.matchup(False, False).best_theirs()
-    ours_t = min(ours.expected_turns, 9) / 9 if ours else 1.0
-    theirs_t = min(theirs.expected_turns, 9) / 9 if theirs else 1.0
-    first = float(look.matchup().we_move_first(ours, theirs)) if ours else 0.5
-    tera = look.best_move(True)
-    tera_gain = 0.0
-    if ours and tera and not math.isinf(tera.expected_turns):
-        tera_gain = max(0.0, min(ours.expected_turns, 9) - min(tera.expected_turns, 9)) / 9
-    switch = look.best_switch()
-    margin = 0.0
-    if switch is not None:
-        margin = (min(switch.their_turns_to_ko, 9) - min(switch.our_turns_to_ko, 9)) / 9
-    return np.asarray([ours_t, theirs_t, first, float(look.outmatched()), margin, tera_gain,
-                       len(look.switches) / 5, look.our_hp, look.their_hp,
-                       float(switch is not None)], dtype=np.float32)  # fmt: skip
 
 
 class CollectWorker:

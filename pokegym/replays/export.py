@@ -22,9 +22,6 @@ is skipped. ``agent`` and ``opponent`` are ``replay:<player name>``.
 from __future__ import annotations
 
 import json
-import math
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +29,13 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.collection_format import LOOKAHEAD_FEATURES, SCHEMA, SCHEMA_VERSION, write_shard
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.replays.decisions import ending
 from pokegym.replays.files import Replay, ReplayFileError, read_replay
 from pokegym.replays.view import ROLES, Decision, player_decisions
 from pokegym.world.data import to_id
+from pokegym.world.lookahead import lookahead_features
 
 __all__ = [
     "COLUMNS",
@@ -48,21 +47,8 @@ __all__ = [
     "replay_rows",
 ]
 
-SCHEMA_VERSION = 2
-LOOKAHEAD_FEATURES = 10
 # The columns of a `pokegym collect` shard, in order: (name, arrow type).
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("battle_id", "int64"), ("battle_seed", "int64"), ("format", "string"), ("side", "int8"),
-    ("agent", "string"), ("opponent", "string"), ("turn", "int32"), ("step", "int32"),
-    ("state", "list<float32>"), ("observation", "list<float32>"),
-    ("action_mask", "list<int8>"), ("action", "int16"), ("legal_labels", "list<string>"),
-    ("action_label", "string"), ("lookahead", "list<float32>"),
-    ("heuristic_value", "float32"), ("llm_value", "float32"),
-    ("llm_proposals", "list<string>"), ("llm_leaf_states", "list<list<float32>>"),
-    ("llm_leaf_scores", "list<float32>"), ("search_policy", "list<float32>"),
-    ("search_value", "float32"), ("outcome", "float32"), ("battle_turns", "int32"),
-    ("truncated", "bool"),
-)  # fmt: skip
+COLUMNS: tuple[tuple[str, str], ...] = tuple((name, kind) for name, kind, _ in SCHEMA)
 
 
 class ExportError(PokegymError):
@@ -189,7 +175,8 @@ def decision_row(decision: Decision, codec: Any, tools: Encoders) -> dict[str, A
     return {
         "turn": int(battle.turn), "state": features, "observation": tools.observer.encode(battle),
         "action_mask": codec.mask(battle).astype(np.int8), "action": int(action),
-        "legal_labels": legal, "action_label": taken, "lookahead": _lookahead(tools, state),
+        "legal_labels": legal, "action_label": taken,
+        "lookahead": lookahead_features(tools.model, state),
         "heuristic_value": float(features[HEURISTIC_INDEX]), "llm_value": None,
         "llm_proposals": None, "llm_leaf_states": None, "llm_leaf_scores": None,
         "search_policy": None, "search_value": None,
@@ -209,71 +196,7 @@ def _decision_state(battle: Any, tools: Encoders) -> Any:
     return state
 
 
-def _lookahead(tools: Encoders, state: Any) -> np.ndarray:
-    """Our best move's and theirs' expected turns to KO (/ 9, capped), move order,
-    outmatched, best switch's margin, Tera's help, switches available, both HPs, and
-    whether a switch exists: the ten lookahead features of a collection's rows."""
-    from pokegym.world.lookahead import one_step_lookahead
-
-    look = one_step_lookahead(tools.model, state, names={})
-    ours, theirs = look.best_move(False), look.matchup(False, False).best_theirs()
-    ours_t = min(ours.expected_turns, 9) / 9 if ours else 1.0
-    theirs_t = min(theirs.expected_turns, 9) / 9 if theirs else 1.0
-    first = float(look.matchup().we_move_first(ours, theirs)) if ours else 0.5
-    tera = look.best_move(True)
-    tera_gain = 0.0
-    if ours and tera and not math.isinf(tera.expected_turns):
-        tera_gain = max(0.0, min(ours.expected_turns, 9) - min(tera.expected_turns, 9)) / 9
-    switch = look.best_switch()
-    margin = 0.0
-    if switch is not None:
-        margin = (min(switch.their_turns_to_ko, 9) - min(switch.our_turns_to_ko, 9)) / 9
-    return np.asarray([ours_t, theirs_t, first, float(look.outmatched()), margin, tera_gain,
-                       len(look.switches) / 5, look.our_hp, look.their_hp,
-                       float(switch is not None)], dtype=np.float32)  # fmt: skip
-
-
 # ------------------------------------------------------------------ the collection
-def _arrow_schema() -> Any:
-    import pyarrow as pa
-
-    def parse(name: str) -> Any:
-        if name.startswith("list<") and name.endswith(">"):
-            return pa.list_(parse(name[5:-1]))
-        return {"int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
-                "int64": pa.int64(), "float32": pa.float32(), "string": pa.string(),
-                "bool": pa.bool_()}[name]  # fmt: skip
-
-    fields = [pa.field(name, parse(kind)) for name, kind in COLUMNS]
-    return pa.schema(fields, metadata={b"pokegym.schema_version": str(SCHEMA_VERSION).encode()})
-
-
-def _write_shard(out: Path, battle_ids: Sequence[int], rows: list[dict[str, Any]]) -> Path:
-    """One shard, written to a temporary name and renamed (whole or absent)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = _arrow_schema()
-    columns: dict[str, list[Any]] = {name: [] for name, _ in COLUMNS}
-    for row in rows:
-        for name in columns:
-            value = row.get(name)
-            columns[name].append(value.tolist() if isinstance(value, np.ndarray) else value)
-    ids = json.dumps(sorted(int(i) for i in battle_ids)).encode()
-    table = pa.Table.from_pydict(columns, schema=schema)
-    table = table.replace_schema_metadata({**schema.metadata, b"pokegym.battle_ids": ids})
-    name = f"shard-{min(battle_ids):07d}-{max(battle_ids):07d}-{len(battle_ids):04d}.parquet"
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".shard-", suffix=".tmp")
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, out / name)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return out / name
-
-
 def _manifest(config: ExportConfig, format_ids: list[str]) -> dict[str, Any]:
     from pokegym.actions import N_ACTIONS
     from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION
@@ -352,11 +275,11 @@ def export_replays(
             if on_replay is not None:
                 on_replay(path)
             if len(ids) >= config.shard_battles:
-                _write_shard(out, ids, rows)
+                write_shard(out, ids, rows)
                 rows, ids = [], []
     finally:
         if ids:
-            _write_shard(out, ids, rows)
+            write_shard(out, ids, rows)
         if summary.replays:
             manifest = _manifest(config, formats)
             (out / "collection.json").write_text(json.dumps({**manifest, "config": {

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from pokegym.world.state import BattleState, MonState
 from pokegym.world.transition import TransitionModel
 
@@ -270,3 +272,31 @@ def display_names(model: TransitionModel, state: BattleState) -> dict[str, str]:
 
 
 __all__ = ["HitOutlook", "Lookahead", "Matchup", "MonState", "SwitchOutlook", "one_step_lookahead"]
+
+
+#: How many numbers :func:`lookahead_features` gives.
+LOOKAHEAD_FEATURES = 10
+
+
+def lookahead_features(model: TransitionModel, state: BattleState) -> np.ndarray:
+    """The one-step lookahead of ``state`` as :data:`LOOKAHEAD_FEATURES` numbers (a
+    collection's ``lookahead`` column): our best move's and theirs' expected turns to KO
+    (/ 9, capped), whether we move first, outmatched, the best switch's margin, what
+    Tera gains, the switches available (/ 5), both HP fractions, and whether a switch
+    exists."""
+    look = one_step_lookahead(model, state, names={})
+    ours, theirs = look.best_move(False), look.matchup(False, False).best_theirs()
+    ours_t = min(ours.expected_turns, 9) / 9 if ours else 1.0
+    theirs_t = min(theirs.expected_turns, 9) / 9 if theirs else 1.0
+    first = float(look.matchup().we_move_first(ours, theirs)) if ours else 0.5
+    tera = look.best_move(True)
+    tera_gain = 0.0
+    if ours and tera and not math.isinf(tera.expected_turns):
+        tera_gain = max(0.0, min(ours.expected_turns, 9) - min(tera.expected_turns, 9)) / 9
+    switch = look.best_switch()
+    margin = 0.0
+    if switch is not None:
+        margin = (min(switch.their_turns_to_ko, 9) - min(switch.our_turns_to_ko, 9)) / 9
+    return np.asarray([ours_t, theirs_t, first, float(look.outmatched()), margin, tera_gain,
+                       len(look.switches) / 5, look.our_hp, look.their_hp,
+                       float(switch is not None)], dtype=np.float32)  # fmt: skip
