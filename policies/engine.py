@@ -29,8 +29,11 @@ from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
 from pokegym.world.data import load_dex
+from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.priors import belief_for
+from pokegym.world.transition import TransitionModel
 from policies.base import Policy
+from policies.core.battle import decision_state, world_action
 from policies.core.deadline import seconds_left
 from policies.core.engine_state import (
     engine_orders,
@@ -38,10 +41,12 @@ from policies.core.engine_state import (
     import_engine,
     unseen_opponents,
 )
+from policies.core.root_rerank import opponent_policy, rerank
 
 log = logging.getLogger(__name__)
 
 CHOICES = ("max", "mixed")
+RERANKS = ("none", "value", "heuristic")
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,18 @@ class EngineOptions:
     be drawn, in (0, 1]."""
     threads: int = 1
     """Threads of each engine search."""
+    rerank: str = "none"
+    """``value`` or ``heuristic``: choose among the near-best options (see
+    ``rerank_share``) by a one-turn lookahead in the world model, valued by the distilled
+    value network or the hand-written evaluation (:mod:`policies.core.root_rerank`);
+    ``none``: the choice rule alone."""
+    rerank_share: float = 0.8
+    """``rerank``: the least share of the best option's visits an option needs to be
+    re-ranked, in (0, 1]."""
+    rerank_time: float = 0.05
+    """``rerank``: seconds of the budget kept for the lookahead (the search gets the rest)."""
+    checkpoint: str | None = None
+    """``rerank=value``: the value network's checkpoint (default: the shipped one)."""
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
@@ -79,6 +96,12 @@ class EngineOptions:
             raise ValueError("mixed_share is a share of the best option's visits, in (0, 1]")
         if self.threads < 1:
             raise ValueError("threads is the number of threads of each search (1 or more)")
+        if self.rerank not in RERANKS:
+            raise ValueError(f"rerank is one of {', '.join(RERANKS)}, not {self.rerank!r}")
+        if not 0.0 < self.rerank_share <= 1.0:
+            raise ValueError("rerank_share is a share of the best option's visits, in (0, 1]")
+        if self.rerank != "none" and not 0.0 <= self.rerank_time < self.budget:
+            raise ValueError("rerank_time is the seconds kept for the lookahead, in [0, budget)")
 
 
 class EnginePolicy(Policy):
@@ -95,7 +118,17 @@ class EnginePolicy(Policy):
         self.cpu_seconds: list[float] = []
         self.iteration_counts: list[int] = []
         self.failures = 0
+        self.reranked = 0
+        """Decisions where the lookahead chose another option than the choice rule."""
         self._report: dict[str, Any] | None = None
+        self._opponent_shares: dict[str, float] = {}
+        self._models: dict[int, Any] = {}
+        self._evaluators: dict[int, Any] = {}
+        self._network: Any = None
+        if self.options.rerank == "value":
+            from policies.value_net import agent_network  # torch: optional, heavy
+
+            self._network = agent_network(self.options.checkpoint)
 
     def pop_search_report(self) -> dict[str, Any] | None:
         """The last searched decision's visit shares over our legal orders, once."""
@@ -128,6 +161,8 @@ class EnginePolicy(Policy):
                         battle.turn, sorted(shares), sorted(orders))  # fmt: skip
             return next(iter(orders.values()))
         name = self.pick(legal)
+        if self.options.rerank != "none":
+            name = self._rerank(battle, orders, legal, name)
         total = sum(legal.values())
         self._report = {"search_policy": [(orders[n], s / total) for n, s in legal.items()]}
         self.latencies.append(time.perf_counter() - started)
@@ -142,6 +177,8 @@ class EnginePolicy(Policy):
         belief = belief_for(battle)
         guesses = belief.sample_determinizations(self.rng, o.samples)
         shares: dict[str, float] = {}
+        self._opponent_shares = opponent = {}
+        budget = o.budget - (o.rerank_time if o.rerank != "none" else 0.0)
         iterations = 0
         for i, guess in enumerate(guesses):
             unseen = unseen_opponents(battle, guess, belief.prior, self.rng)
@@ -150,7 +187,7 @@ class EnginePolicy(Policy):
                 result = self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
                                                              threads=o.threads)  # fmt: skip
             else:
-                left = seconds_left(o.budget, started)
+                left = seconds_left(budget, started)
                 ms = max(1, int(1000 * left / (len(guesses) - i)))
                 result = self.engine.monte_carlo_tree_search(state, duration_ms=ms,
                                                              threads=o.threads)  # fmt: skip
@@ -159,7 +196,46 @@ class EnginePolicy(Policy):
             for option in result.side_one:
                 name = _option_name(option.move_choice)
                 shares[name] = shares.get(name, 0.0) + option.visits / total / len(guesses)
+            for option in result.side_two:
+                name = _option_name(option.move_choice)
+                opponent[name] = opponent.get(name, 0.0) + option.visits / total / len(guesses)
         return shares, iterations
+
+    def _rerank(self, battle: AbstractBattle, orders: dict[str, BattleOrder],
+                shares: dict[str, float], chosen: str) -> str:  # fmt: skip
+        """The near-best option the one-turn lookahead values most (``rerank``)."""
+        floor = max(shares.values()) * self.options.rerank_share
+        names = [n for n in shares if shares[n] >= floor]
+        actions = {world_action(orders[n], battle): n for n in names}
+        actions.pop(None, None)
+        if len(actions) < 2:
+            return chosen
+        model = self._model(battle.gen)
+        state = decision_state(battle, model.dex)
+        opponent = opponent_policy(model, state, self._opponent_shares)
+        best, _ = rerank(model, state, list(actions), opponent, self._evaluator(model))
+        if actions[best] != chosen:
+            self.reranked += 1
+        return actions[best]
+
+    def _model(self, gen: int) -> TransitionModel:
+        model = self._models.get(gen)
+        if model is None:
+            model = self._models[gen] = TransitionModel(load_dex(gen))
+        return model
+
+    def _evaluator(self, model: TransitionModel) -> Any:
+        evaluator = self._evaluators.get(id(model))
+        if evaluator is None:
+            if self.options.rerank == "value":
+                from policies.core.evaluators import ValueNetEvaluator  # torch: optional, heavy
+                from policies.value_net import StateEncoder  # torch: optional, heavy
+
+                evaluator = ValueNetEvaluator(StateEncoder(model), self._network)
+            else:
+                evaluator = HeuristicEvaluator(model)
+            self._evaluators[id(model)] = evaluator
+        return evaluator
 
     def pick(self, shares: dict[str, float]) -> str:
         """The option to play from the legal options' visit shares."""

@@ -22,7 +22,9 @@ from policies.engine import EngineOptions, EnginePolicy, _option_name
 @pytest.mark.parametrize("options,word", [
     ({"budget": 0}, "budget"), ({"iterations": -1}, "iterations"), ({"samples": 0}, "samples"),
     ({"choice": "best"}, "choice"), ({"mixed_share": 0}, "mixed_share"),
-    ({"threads": 0}, "threads"),
+    ({"threads": 0}, "threads"), ({"rerank": "best"}, "rerank"),
+    ({"rerank": "value", "rerank_share": 0}, "rerank_share"),
+    ({"rerank": "value", "rerank_time": 0.5}, "rerank_time"),
 ])  # fmt: skip
 def test_bad_options_are_refused_with_the_option_named(options, word):
     with pytest.raises(ValueError, match=word):
@@ -252,6 +254,97 @@ def test_the_engine_state_matches_a_recorded_battle_at_every_request():
     assert checker.states >= 20, checker.states
     assert not checker.problems, "\n".join(checker.problems[:20])
     assert checker.options_mapped >= checker.states
+
+
+def _recorded_state():
+    """A world-model state from the recorded random battle, offline (no Node)."""
+    from test_priors_recorded import RANDOM_BATTLE, load
+
+    from pokegym.backends.base import PlayerView
+    from pokegym.world.transition import TransitionModel
+    from policies.core.battle import decision_state
+
+    recording = load(RANDOM_BATTLE)
+    view = PlayerView(recording["tag"], recording["names"][0], recording["names"][1], "p1",
+                      recording["gen"])  # fmt: skip
+    for text, requests in recording["blocks"]:
+        view.feed(text)
+        view.feed_requests(requests)
+        battle = view.battle
+        if battle.turn >= 3 and battle.available_moves and battle.opponent_active_pokemon:
+            model = TransitionModel(load_dex(battle.gen))
+            return model, decision_state(battle, model.dex)
+    raise AssertionError("no request with moves after turn 3")
+
+
+def test_the_opponent_options_of_the_engine_map_onto_the_world_model():
+    from policies.core.battle import legal_actions
+    from policies.core.root_rerank import opponent_action, opponent_policy
+
+    model, state = _recorded_state()
+    theirs = state.sides[1]
+    active = theirs.active_mon
+    move = next(iter(active.moves))
+    assert opponent_action(move, state) == ("move", to_id(move), False)
+    assert opponent_action(move + "-tera", state) == ("move", to_id(move), True)
+    for i, mon in enumerate(theirs.mons):
+        assert opponent_action("switch " + to_id(mon.species), state) == ("switch", i, False)
+    assert opponent_action("switch missingno", state) is None
+    legal = legal_actions(model, state, 1)
+    # Shares of the legal options, normalised; names the state lacks are dropped.
+    policy = opponent_policy(model, state, {move: 0.6, "switch missingno": 0.3})
+    assert policy == {("move", to_id(move), False): 1.0}
+    # Nothing maps: uniform over the legal actions.
+    uniform = opponent_policy(model, state, {"switch missingno": 1.0})
+    assert set(uniform) == set(legal)
+    assert sum(uniform.values()) == pytest.approx(1.0)
+
+
+class Scripted:
+    """An evaluator that answers values from a list, in the order the states come."""
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.seen = 0
+
+    def evaluate(self, states):
+        self.seen += len(states)
+        return [self.values.pop(0) for _ in states]
+
+
+def test_rerank_plays_the_best_expected_value_against_the_opponent_weights():
+    from policies.core.battle import legal_actions
+    from policies.core.root_rerank import rerank
+
+    model, state = _recorded_state()
+    ours = legal_actions(model, state, 0)[:2]
+    theirs = legal_actions(model, state, 1)[:2]
+    assert len(ours) == 2 and len(theirs) == 2
+    # Values in the order (a0, b0), (a0, b1), (a1, b0), (a1, b1).
+    for weights, best in (((0.9, 0.1), ours[0]), ((0.1, 0.9), ours[1])):
+        evaluator = Scripted([1.0, 0.0, 0.0, 1.0])
+        opponent = dict(zip(theirs, weights, strict=True))
+        chosen, values = rerank(model, state, ours, opponent, evaluator)
+        assert chosen == best and evaluator.seen == 4
+        assert values[ours[0]] == pytest.approx(weights[0])
+        assert values[ours[1]] == pytest.approx(weights[1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["value", "heuristic"])
+def test_the_reranking_engine_agent_beats_random_with_legal_orders(how):
+    made = []
+
+    def factory(**options):
+        made.append(make_agent(f"engine:iterations=300,samples=2,rerank={how},rerank_share=0.5"))
+        return made[-1]
+
+    register_agent(f"engine_{how}", factory)
+    result = _play(f"engine_{how}", "random", battles=2, seed=12)
+    record = result.record(f"engine_{how}")
+    assert record["battles"] == 2 and record["wins"] == 2, result.table()
+    assert all(agent.failures == 0 for agent in made)
+    assert sum(len(agent.iteration_counts) for agent in made) >= 10
 
 
 def test_the_deadline_rule_keeps_the_margin_and_never_goes_below_zero():
