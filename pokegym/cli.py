@@ -14,6 +14,7 @@ pokegym priors build [--formats gen9ou,gen9randombattle] [--force]
 pokegym engine build | status | check     # poke-engine, the Rust battle engine
 pokegym ladder | accept | challenge --agent SPEC --server URL --username NAME  # docs/online.md
 pokegym replays export | show | check      # Showdown replays as data (docs/replays.md)
+pokegym puzzles build | run | list         # 1v1 and Tera puzzles (docs/puzzles.md)
 """
 
 from __future__ import annotations
