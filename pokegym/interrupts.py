@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
+
+from pokegym.errors import PokegymError
 
 
 class Terminated(KeyboardInterrupt):
@@ -59,3 +62,18 @@ def sigterm_as_interrupt() -> Iterator[None]:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def run_interruptible(prog: str, action: Callable[[], int]) -> int:
+    """Run a command's ``action`` with SIGTERM stopping it as Ctrl-C does; its exit status,
+    or ``128 + signal`` after ``PROG: interrupted``, or 2 after ``PROG: error: ...`` for a
+    :class:`~pokegym.errors.PokegymError` (bad input the message explains)."""
+    with sigterm_as_interrupt():
+        try:
+            return action()
+        except KeyboardInterrupt as exc:
+            print(f"{prog}: interrupted", file=sys.stderr)
+            return 128 + interrupt_signal(exc)
+        except PokegymError as exc:
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return 2

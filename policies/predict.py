@@ -34,7 +34,7 @@ from typing import Any
 
 from pokegym.agents import make_agent
 from pokegym.errors import PokegymError
-from pokegym.interrupts import interrupt_signal, sigterm_as_interrupt
+from pokegym.interrupts import run_interruptible
 from pokegym.replays import Replay, ReplayFileError, player_decisions, read_replay, replay_files
 from pokegym.replays.view import Decision
 from pokegym.stats import wilson_interval
@@ -333,17 +333,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """``pokegym predict``; Ctrl-C and SIGTERM stop it (exit status 130 or 143)."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
-    with sigterm_as_interrupt():
-        try:
-            config = PredictConfig(args.agent, args.replays, args.side, args.limit,
-                                   args.opponent, args.seed)  # fmt: skip
-            report = predict(config)
-        except KeyboardInterrupt as exc:
-            print("pokegym predict: interrupted", file=sys.stderr)
-            return 128 + interrupt_signal(exc)
-        except PokegymError as exc:
-            print(f"pokegym predict: error: {exc}", file=sys.stderr)
-            return 2
+    return run_interruptible("pokegym predict", lambda: _predict(args))
+
+
+def _predict(args: argparse.Namespace) -> int:
+    config = PredictConfig(args.agent, args.replays, args.side, args.limit, args.opponent,
+                           args.seed)  # fmt: skip
+    report = predict(config)
     print(report.summary())
     for problem in report.unreadable[:10]:
         print(f"  skipped: {problem}", file=sys.stderr)

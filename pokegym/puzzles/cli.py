@@ -14,8 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pokegym.errors import PokegymError
-from pokegym.interrupts import interrupt_signal, sigterm_as_interrupt
+from pokegym.interrupts import run_interruptible
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,15 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one action; Ctrl-C and SIGTERM stop it with the simulator closed."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
-    with sigterm_as_interrupt():
-        try:
-            return _run(args)
-        except KeyboardInterrupt as exc:
-            print("pokegym puzzles: interrupted", file=sys.stderr)
-            return 128 + interrupt_signal(exc)
-        except PokegymError as exc:
-            print(f"pokegym puzzles: {exc}", file=sys.stderr)
-            return 2
+    return run_interruptible("pokegym puzzles", lambda: _run(args))
 
 
 # local imports: each subcommand imports its modules when it runs, so that the command starts fast
