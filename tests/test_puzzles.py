@@ -21,6 +21,7 @@ from pokegym.puzzles import (
 )
 from pokegym.puzzles.build import BuildConfig, BuildConfigError, build_suite, draw_candidate
 from pokegym.puzzles.cli import main as puzzles_main
+from pokegym.puzzles.dynamax import DynamaxLine
 from pokegym.puzzles.play import AgentScore, Outcome, format_table, play_teams, puzzle_setup
 from pokegym.puzzles.scenarios import export_set, save_suite
 from pokegym.puzzles.tera import TeraLine
@@ -115,7 +116,9 @@ def test_shipped_tera_suite_is_gen9_with_tera_types(tera_suite) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "indices"), [("1v1", (0, 1, 517, 999)), ("tera", (0, 99))])
+@pytest.mark.parametrize(
+    ("name", "indices"), [("1v1", (0, 1, 517, 999)), ("tera", (0, 99)), ("dynamax", (0, 57, 99))]
+)
 def test_shipped_scenarios_are_what_the_generator_makes(name: str, indices) -> None:
     suite = load_suite(name)
     config = _config(suite)
@@ -172,6 +175,46 @@ def test_terastallizing_decides_a_shipped_tera_scenario(tera_suite) -> None:
         )[0]
     finally:
         setup._close_battle()
+
+
+def test_shipped_dynamax_suite_is_gen8_one_pokemon_a_side() -> None:
+    dynamax_suite = load_suite("dynamax")
+    assert dynamax_suite.format == "gen8randombattle" and len(dynamax_suite) >= 100
+    assert dynamax_suite.reference == "abyssal" and dynamax_suite.tries == 2
+    for scenario in dynamax_suite.scenarios:
+        assert all("\n\n" not in text.strip() for text in scenario.teams)
+    candidates = [s.candidate for s in dynamax_suite.scenarios]
+    assert candidates == sorted(set(candidates))
+
+
+@pytest.mark.slow
+def test_dynamaxing_decides_a_shipped_dynamax_scenario() -> None:
+    """Played out again: the Dynamax line wins and the non-Dynamax line loses."""
+    dynamax_suite = load_suite("dynamax")
+    scenario = dynamax_suite.scenario(0)
+    setup = puzzle_setup(dynamax_suite)
+    reference = make_agent(dynamax_suite.reference)
+    opponent = make_agent(dynamax_suite.opponent)
+    try:
+        seed = scenario.battle_seed
+        with_dynamax = DynamaxLine(reference, dynamax=True)
+        assert play_teams(setup, scenario.teams, seed, with_dynamax, opponent)[0]
+        without = DynamaxLine(reference, dynamax=False)
+        assert not play_teams(setup, scenario.teams, seed, without, opponent)[0]
+    finally:
+        setup._close_battle()
+
+
+@pytest.mark.slow
+def test_dynamax_env_resets_to_a_dynamax_scenario() -> None:
+    env = gym.make("Showdown-PuzzleDynamax-v0")
+    try:
+        _, info = env.reset(options={"scenario": 7})
+        assert info["scenario"] == 7
+        assert env.unwrapped.battle.can_dynamax
+        assert env.unwrapped.suite.name == "dynamax"
+    finally:
+        env.close()
 
 
 @pytest.mark.slow

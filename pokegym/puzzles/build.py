@@ -15,7 +15,8 @@ no Team Preview), one Pokémon a side.
 
 The ``tera`` suite draws Gen 9 random-battle candidates the same way and keeps those
 where Terastallizing decides the game (:mod:`pokegym.puzzles.tera`); its scenarios are
-scored with the battle seed the check played first.
+scored with the battle seed the check played first. The ``dynamax`` suite does the same
+with Gen 8 sets and Dynamax (:mod:`pokegym.puzzles.dynamax`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from pokegym.agents import make_agent
 from pokegym.errors import PokegymError
+from pokegym.puzzles.dynamax import dynamax_decides
 from pokegym.puzzles.play import play_teams, puzzle_setup
 from pokegym.puzzles.scenarios import Scenario, Suite, check_suite_name, export_set
 from pokegym.puzzles.tera import tera_decides
@@ -35,7 +37,11 @@ from pokegym.showdown.install import lock_hash
 from pokegym.showdown.simulator import Simulator
 
 #: Per suite: the format its sets and battles are in, and the reference agent's tries.
-SUITE_DEFAULTS = {"1v1": ("gen8randombattle", 3), "tera": ("gen9randombattle", 2)}
+SUITE_DEFAULTS = {
+    "1v1": ("gen8randombattle", 3),
+    "tera": ("gen9randombattle", 2),
+    "dynamax": ("gen8randombattle", 2),
+}
 
 
 @dataclass(frozen=True)
@@ -158,9 +164,10 @@ def _check(
     setup: Any, config: BuildConfig, candidate: Candidate, reference: Any, opponent: Any
 ) -> Scenario | None:
     """The candidate as a scenario when the suite keeps it, else None."""
-    if config.suite == "tera":
+    if config.suite in ("tera", "dynamax"):
+        decides = tera_decides if config.suite == "tera" else dynamax_decides
         seeds = (candidate.battle_seed, *candidate.try_seeds)[: config.n_tries]
-        if tera_decides(setup, candidate.teams, seeds, reference, opponent):
+        if decides(setup, candidate.teams, seeds, reference, opponent):
             return Scenario(0, candidate.teams, candidate.battle_seed, candidate.number, 0)
         return None
     for attempt, seed in enumerate(candidate.try_seeds):

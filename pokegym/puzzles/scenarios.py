@@ -25,6 +25,7 @@ SCHEMA = 1
 SUITES: dict[str, str] = {
     "1v1": "Gen 8 random-battle sets, one Pokémon a side; solved by winning",
     "tera": "Gen 9 random-battle 1v1s that Terastallizing decides; solved by winning",
+    "dynamax": "Gen 8 random-battle 1v1s that Dynamaxing decides; solved by winning",
 }
 
 
