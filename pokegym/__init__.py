@@ -39,6 +39,8 @@ for _env_id, (_format, _kwargs) in ENV_IDS.items():
 # Puzzle suites (pokegym.puzzles.env): one scenario per episode.
 _PUZZLE_IDS = {"Showdown-Puzzle1v1-v0": "1v1", "Showdown-PuzzleTera-v0": "tera"}
 _PUZZLE_IDS["Showdown-PuzzleDynamax-v0"] = "dynamax"
+_PUZZLE_IDS["Showdown-PuzzleStall-v0"] = "stall"
+_PUZZLE_IDS["Showdown-PuzzleSwitching-v0"] = "switching"
 for _env_id, _suite in _PUZZLE_IDS.items():
     if _env_id not in registry:
         register(id=_env_id, entry_point="pokegym.puzzles.env:PuzzleEnv", kwargs={"suite": _suite})

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from poke_env.data import GenData
 from poke_env.data.normalize import to_id_str
 
 import pokegym  # noqa: F401  (registers the env ids)
@@ -19,11 +20,28 @@ from pokegym.puzzles import (
     UnknownSuiteError,
     load_suite,
 )
+from pokegym.puzzles.attrition import best_move, is_attrition_set, type_multiplier
 from pokegym.puzzles.build import BuildConfig, BuildConfigError, build_suite, draw_candidate
 from pokegym.puzzles.cli import main as puzzles_main
 from pokegym.puzzles.dynamax import DynamaxLine
-from pokegym.puzzles.play import AgentScore, Outcome, format_table, play_teams, puzzle_setup
+from pokegym.puzzles.mistakes import (
+    MISTAKES,
+    agent_moves,
+    repeated_resisted_hits,
+    repeated_resisted_move,
+)
+from pokegym.puzzles.play import (
+    AgentScore,
+    Outcome,
+    format_table,
+    play_scenario,
+    play_teams,
+    play_teams_logged,
+    puzzle_setup,
+    start_scenario,
+)
 from pokegym.puzzles.scenarios import export_set, save_suite
+from pokegym.puzzles.switcher import Switcher, register_puzzle_agents
 from pokegym.puzzles.tera import TeraLine
 from pokegym.showdown.simulator import Simulator
 from pokegym.stats import wilson_interval
@@ -105,7 +123,167 @@ def test_cli_unknown_suite_exits_with_the_message(capsys: pytest.CaptureFixture[
     assert "there is no scenario 1000" in capsys.readouterr().err
 
 
+_LOG = """|turn|1
+|move|p1a: Duraludon|Draco Meteor|p2a: Sandslash
+|-resisted|p2a: Sandslash
+|-damage|p2a: Sandslash|80/100
+|move|p2a: Sandslash|Earthquake|p1a: Duraludon
+|-supereffective|p1a: Duraludon
+|turn|2
+|switch|p2a: Weezing|Weezing-Galar, L85, F|100/100
+|move|p1a: Duraludon|Draco Meteor|p2a: Weezing
+|-immune|p2a: Weezing
+|turn|3
+|switch|p2a: Sandslash|Sandslash-Alola, L87, M|80/100
+|move|p1a: Duraludon|Draco Meteor|p2a: Sandslash
+|-resisted|p2a: Sandslash
+|turn|4
+|move|p1a: Duraludon|Flash Cannon|p2a: Sandslash
+|-resisted|p2a: Sandslash
+|turn|5
+|move|p1a: Duraludon|Body Press|p2a: Sandslash
+|-supereffective|p2a: Sandslash
+|move|p2a: Sandslash|Earthquake|p1a: Duraludon
+|-resisted|p1a: Duraludon
+|turn|6
+|move|p1a: Duraludon|Flash Cannon|p2a: Sandslash
+|-resisted|p2a: Sandslash
+"""
+
+
+def test_mistakes_are_counted_from_the_log() -> None:
+    uses = agent_moves(_LOG)
+    assert [(u.turn, u.move, u.resisted) for u in uses] == [
+        (1, "Draco Meteor", True), (2, "Draco Meteor", True), (3, "Draco Meteor", True),
+        (4, "Flash Cannon", True), (5, "Body Press", False), (6, "Flash Cannon", True),
+    ]  # fmt: skip
+    # stall: turns 2, 3 and 4 follow a move that met a resist; the opponent's resisted
+    # Earthquake is not the agent's.
+    assert repeated_resisted_hits(_LOG) == 3
+    # switching: only Draco Meteor again after it was resisted (turns 2 and 3).
+    assert repeated_resisted_move(_LOG) == 2
+    assert repeated_resisted_hits("") == repeated_resisted_move("|turn|1\n") == 0
+
+
+def test_table_with_a_named_mistake_has_its_rate_and_interval() -> None:
+    small = replace(load_suite("switching"), scenarios=())
+    outcomes = [Outcome(i, i == 0, 5, False, 0.1, [0, 2, 1, 0, 0][i]) for i in range(5)]
+    score = AgentScore("max_power", outcomes)
+    table = format_table(small, [score])
+    low, high = wilson_interval(2, 5)
+    assert "Mistake: repeated a resisted attack" in table
+    assert f"      2   40.0%  [{low:.1%}, {high:.1%}]" in table
+    assert table.rstrip().endswith("0.60")
+    data = score.to_json()
+    assert data["mistake"]["battles"] == 2 and data["mistake"]["per_battle"] == pytest.approx(0.6)
+    assert data["results"][1]["mistakes"] == 2
+
+
+def _sets(text: str) -> list[dict]:
+    sets = []
+    for block in text.strip().split("\n\n"):
+        head = block.splitlines()[0].split("@")[0].strip()
+        for suffix in (" (M)", " (F)"):
+            head = head.removesuffix(suffix)
+        species = head[head.rindex("(") + 1 : -1] if head.endswith(")") else head
+        moves = [line[2:] for line in block.splitlines() if line.startswith("- ")]
+        sets.append({"species": species, "moves": moves})
+    return sets
+
+
+def test_shipped_stall_and_switching_teams_are_what_the_suites_say() -> None:
+    stall, switching = load_suite("stall"), load_suite("switching")
+    assert len(stall) >= 100 and len(switching) >= 100
+    assert stall.opponent == "abyssal" and switching.opponent == "switcher"
+    for scenario in stall.scenarios:
+        mine, theirs = (_sets(t) for t in scenario.teams)
+        assert len(mine) == len(theirs) == 3
+        assert all(is_attrition_set(s) for s in theirs)
+    for scenario in switching.scenarios:
+        mine, theirs = (_sets(t) for t in scenario.teams)
+        assert len(mine) == len(theirs) == 2
+        move = best_move(mine[0])
+        move_type = GenData.from_gen(8).moves[move]["type"]
+        assert all(type_multiplier(move_type, s["species"]) < 1 for s in theirs)
+
+
 # ------------------------------------------------------------- the real simulator
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["stall", "switching"])
+def test_reference_wins_a_shipped_scenario_on_its_try_and_the_log_is_counted(name: str) -> None:
+    """The filter played again on a shipped scenario: the reference agent wins its try;
+    the runner counts the named mistake from the battle's log."""
+    suite = load_suite(name)
+    scenario = suite.scenario(3)
+    register_puzzle_agents()
+    setup = puzzle_setup(suite)
+    sim = setup.backend.simulator
+    try:
+        candidate = draw_candidate(sim, _config(suite), scenario.candidate)
+        seed = candidate.try_seeds[scenario.reference_try]
+        reference, opponent = make_agent(suite.reference), make_agent(suite.opponent)
+        won, _, _, log = play_teams_logged(
+            setup, scenario.teams, seed, reference, opponent, log="spectator"
+        )
+        assert won
+        assert agent_moves(log) and "|win|" in log
+        outcome = play_scenario(
+            setup, scenario, make_agent("max_power"), opponent, MISTAKES[name][1]
+        )
+        assert outcome.mistakes is not None and outcome.mistakes >= 0
+    finally:
+        setup._close_battle()
+
+
+@pytest.mark.slow
+def test_switcher_switches_to_the_resist_of_the_last_move() -> None:
+    """In a live switching scenario, after the agent's best move hits the switcher's
+    active Pokémon that does not resist it, the switcher brings in the one that does."""
+    suite = load_suite("switching")
+    setup = puzzle_setup(suite)
+    switcher = Switcher()
+    try:
+        for scenario in suite.scenarios[:20]:
+            mine = _sets(scenario.teams[0])
+            move = best_move(mine[0])
+            session = start_scenario(setup, scenario.teams, scenario.battle_seed)
+            battle, theirs = session.battles[0], session.battles[1]
+            order = next(m for m in battle.available_moves if m.id == move)
+            session.choose({0: f"move {battle.available_moves.index(order) + 1}", 1: "move 1"})
+            if session.finished or not session.needs_choice(1):
+                session.close()
+                continue
+            choice = switcher.choose(theirs)
+            active = theirs.active_pokemon
+            threat = theirs.opponent_active_pokemon.moves[move]
+            if active.damage_multiplier(threat) >= 1 and theirs.available_switches:
+                assert choice.order in theirs.available_switches
+            else:
+                assert choice.order in theirs.available_moves
+            session.close()
+            setup.session = None
+    finally:
+        setup._close_battle()
+
+
+@pytest.mark.slow
+def test_switching_env_resets_to_a_scenario_against_the_switcher() -> None:
+    env = gym.make("Showdown-PuzzleSwitching-v0")
+    try:
+        obs, info = env.reset(options={"scenario": 10})
+        assert info["scenario"] == 10
+        inner = env.unwrapped
+        assert isinstance(inner.opponent, Switcher)
+        assert len(inner.battle.team) == 2
+        terminated = truncated = False
+        while not (terminated or truncated):
+            mask = obs["action_mask"]
+            obs, _, terminated, truncated, info = env.step(int(mask.nonzero()[0][0]))
+        assert info["scenario"] == 10
+    finally:
+        env.close()
 
 
 def test_shipped_tera_suite_is_gen9_with_tera_types(tera_suite) -> None:
@@ -117,7 +295,14 @@ def test_shipped_tera_suite_is_gen9_with_tera_types(tera_suite) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("name", "indices"), [("1v1", (0, 1, 517, 999)), ("tera", (0, 99)), ("dynamax", (0, 57, 99))]
+    ("name", "indices"),
+    [
+        ("1v1", (0, 1, 517, 999)),
+        ("tera", (0, 99)),
+        ("dynamax", (0, 57, 99)),
+        ("stall", (0, 99)),
+        ("switching", (0, 99)),
+    ],
 )
 def test_shipped_scenarios_are_what_the_generator_makes(name: str, indices) -> None:
     suite = load_suite(name)

@@ -17,6 +17,11 @@ The ``tera`` suite draws Gen 9 random-battle candidates the same way and keeps t
 where Terastallizing decides the game (:mod:`pokegym.puzzles.tera`); its scenarios are
 scored with the battle seed the check played first. The ``dynamax`` suite does the same
 with Gen 8 sets and Dynamax (:mod:`pokegym.puzzles.dynamax`).
+
+The ``stall`` (three a side) and ``switching`` (two a side) suites draw their teams from
+a pool of Gen 8 random-battle teams (:mod:`pokegym.puzzles.attrition`) and keep a
+candidate, as ``1v1`` does, when the reference agent wins one of its tries against the
+suite's opponent (``abyssal`` with the attrition team; the switching rule agent).
 """
 
 from __future__ import annotations
@@ -29,9 +34,17 @@ import numpy as np
 
 from pokegym.agents import make_agent
 from pokegym.errors import PokegymError
+from pokegym.puzzles.attrition import POOL_TEAMS, SIDE_SIZE, pick_sides
 from pokegym.puzzles.dynamax import dynamax_decides
 from pokegym.puzzles.play import play_teams, puzzle_setup
-from pokegym.puzzles.scenarios import Scenario, Suite, check_suite_name, export_set
+from pokegym.puzzles.scenarios import (
+    Scenario,
+    Suite,
+    check_suite_name,
+    export_set,
+    export_team,
+)
+from pokegym.puzzles.switcher import SWITCHER, register_puzzle_agents
 from pokegym.puzzles.tera import tera_decides
 from pokegym.showdown.install import lock_hash
 from pokegym.showdown.simulator import Simulator
@@ -41,7 +54,11 @@ SUITE_DEFAULTS = {
     "1v1": ("gen8randombattle", 3),
     "tera": ("gen9randombattle", 2),
     "dynamax": ("gen8randombattle", 2),
+    "stall": ("gen8randombattle", 2),
+    "switching": ("gen8randombattle", 2),
 }
+#: The opponent a suite is built and played against, where it is not ``abyssal``.
+SUITE_OPPONENTS = {"switching": SWITCHER}
 
 
 @dataclass(frozen=True)
@@ -54,7 +71,8 @@ class BuildConfig:
         n: scenarios to keep.
         tries: battles the reference agent gets per candidate (None: the suite's).
         reference: the agent spec a scenario must be won by.
-        opponent: the agent spec playing player 2.
+        opponent: the agent spec playing player 2 (None: the suite's, ``abyssal`` or
+            for ``switching`` the rule agent of :mod:`pokegym.puzzles.switcher`).
         format: the Showdown format of the sets and the battles (None: the suite's).
         max_turns: a battle still going at this turn counts as not won.
     """
@@ -64,7 +82,7 @@ class BuildConfig:
     n: int = 1000
     tries: int | None = None
     reference: str = "abyssal"
-    opponent: str = "abyssal"
+    opponent: str | None = None
     format: str | None = None
     max_turns: int = 100
 
@@ -82,6 +100,11 @@ class BuildConfig:
     def battle_format(self) -> str:
         """The format given, or the suite's."""
         return self.format or SUITE_DEFAULTS[self.suite][0]
+
+    @property
+    def opponent_spec(self) -> str:
+        """The opponent given, or the suite's."""
+        return self.opponent or SUITE_OPPONENTS.get(self.suite, "abyssal")
 
     @property
     def n_tries(self) -> int:
@@ -107,9 +130,12 @@ def _team_seed(rng: np.random.Generator) -> str:
     return ",".join(str(int(w)) for w in rng.integers(1, 1 << 16, size=4))
 
 
-def draw_candidate(sim: Simulator, config: BuildConfig, number: int) -> Candidate:
-    """Candidate ``number`` of ``config.seed`` (the same on every run)."""
+def draw_candidate(sim: Simulator, config: BuildConfig, number: int) -> Candidate | None:
+    """Candidate ``number`` of ``config.seed`` (the same on every run); None where a
+    ``stall`` or ``switching`` draw finds too few fitting sets."""
     rng = np.random.default_rng([config.seed, number])
+    if config.suite in SIDE_SIZE:
+        return _draw_teams(sim, config, number, rng)
     team_seeds = [_team_seed(rng), _team_seed(rng)]
     slots = [int(s) for s in rng.integers(0, 6, size=2)]
     battle_seed = int(rng.integers(2**63 - 1))
@@ -127,6 +153,26 @@ def draw_candidate(sim: Simulator, config: BuildConfig, number: int) -> Candidat
     return Candidate(number, (teams[0], teams[1]), battle_seed, try_seeds)
 
 
+def _draw_teams(
+    sim: Simulator, config: BuildConfig, number: int, rng: np.random.Generator
+) -> Candidate | None:
+    team_seeds = [_team_seed(rng) for _ in range(POOL_TEAMS)]
+    battle_seed = int(rng.integers(2**63 - 1))
+    try_seeds = tuple(int(rng.integers(2**63 - 1)) for _ in range(config.n_tries))
+    sim.ensure_running()
+    pool = sim.call([["generate", config.battle_format, s] for s in team_seeds])
+    if any(isinstance(sets, dict) or not sets for sets in pool):
+        raise BuildConfigError(
+            f"Showdown could not generate a {config.battle_format} team; the suites need a "
+            "random-team format."
+        )
+    sides = pick_sides(config.suite, pool, rng)
+    if sides is None:
+        return None
+    teams = (export_team(sides[0]), export_team(sides[1]))
+    return Candidate(number, teams, battle_seed, try_seeds)
+
+
 def build_suite(
     config: BuildConfig,
     *,
@@ -136,13 +182,15 @@ def build_suite(
     """Draw candidates in order and keep those the reference agent wins, until
     ``config.n`` are kept (or ``max_candidates`` were drawn)."""
     shell = Suite(
-        name=config.suite, format=config.battle_format, seed=config.seed, opponent=config.opponent,
+        name=config.suite, format=config.battle_format, seed=config.seed,
+        opponent=config.opponent_spec,
         reference=config.reference, tries=config.n_tries, max_turns=config.max_turns,
         candidates=0, showdown=lock_hash(),
     )  # fmt: skip
     setup = puzzle_setup(shell)
     sim = setup.backend.simulator  # type: ignore[attr-defined]
-    reference, opponent = make_agent(config.reference), make_agent(config.opponent)
+    register_puzzle_agents()
+    reference, opponent = make_agent(config.reference), make_agent(config.opponent_spec)
     kept: list[Scenario] = []
     number = 0
     limit = max_candidates if max_candidates is not None else 20 * config.n
@@ -150,7 +198,9 @@ def build_suite(
         while len(kept) < config.n and number < limit:
             candidate = draw_candidate(sim, config, number)
             number += 1
-            scenario = _check(setup, config, candidate, reference, opponent)
+            scenario = None
+            if candidate is not None:
+                scenario = _check(setup, config, candidate, reference, opponent)
             if scenario is not None:
                 kept.append(replace(scenario, index=len(kept)))
             if progress is not None:

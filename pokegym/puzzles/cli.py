@@ -26,7 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--n", type=int, default=1000, help="scenarios to keep")
     build.add_argument("--tries", type=int, help="seeds the reference agent plays per draw")
     build.add_argument("--reference", default="abyssal", help="agent a scenario must be won by")
-    build.add_argument("--opponent", default="abyssal", help="agent playing player 2")
+    build.add_argument("--opponent", help="agent playing player 2 (default: the suite's)")
     build.add_argument("--out", help="suite file (default: the shipped data file)")
     run = sub.add_parser("run", help="solve rates of agents on a suite, with 95%% intervals")
     run.add_argument("--suite", default="1v1", help="a suite name or a suite file")

@@ -19,6 +19,7 @@ from pokegym.backends import BattleSession
 from pokegym.env import ShowdownEnv
 from pokegym.puzzles.play import start_scenario
 from pokegym.puzzles.scenarios import Scenario, Suite, load_suite
+from pokegym.puzzles.switcher import register_puzzle_agents
 
 
 class PuzzleEnv(ShowdownEnv):
@@ -33,6 +34,7 @@ class PuzzleEnv(ShowdownEnv):
 
     def __init__(self, suite: str | Suite = "1v1", *, opponent: Any = None, **setup: Any):
         self.suite = suite if isinstance(suite, Suite) else load_suite(suite)
+        register_puzzle_agents()  # the switching suite's opponent, by name
         setup.setdefault("max_turns", self.suite.max_turns)
         setup.setdefault("validate_teams", False)
         super().__init__(

@@ -26,6 +26,8 @@ SUITES: dict[str, str] = {
     "1v1": "Gen 8 random-battle sets, one Pokémon a side; solved by winning",
     "tera": "Gen 9 random-battle 1v1s that Terastallizing decides; solved by winning",
     "dynamax": "Gen 8 random-battle 1v1s that Dynamaxing decides; solved by winning",
+    "stall": "Gen 8 3v3s against an attrition team; scored by wins and repeated resisted hits",
+    "switching": "Gen 8 2v2s against a switcher between two resists; scored by wins and repeats",
 }
 
 
