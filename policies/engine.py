@@ -102,6 +102,9 @@ class EngineOptions:
             raise ValueError("rerank_share is a share of the best option's visits, in (0, 1]")
         if self.rerank != "none" and not 0.0 <= self.rerank_time < self.budget:
             raise ValueError("rerank_time is the seconds kept for the lookahead, in [0, budget)")
+        if self.rerank != "none" and self.choice == "mixed":
+            raise ValueError("rerank chooses among the near-best options itself: use it with "
+                             "choice=max")  # fmt: skip
 
 
 class EnginePolicy(Policy):
@@ -118,6 +121,8 @@ class EnginePolicy(Policy):
         self.cpu_seconds: list[float] = []
         self.iteration_counts: list[int] = []
         self.failures = 0
+        self.lookaheads = 0
+        """Decisions where the lookahead ran (two options or more near the best)."""
         self.reranked = 0
         """Decisions where the lookahead chose another option than the choice rule."""
         self._report: dict[str, Any] | None = None
@@ -162,7 +167,12 @@ class EnginePolicy(Policy):
             return next(iter(orders.values()))
         name = self.pick(legal)
         if self.options.rerank != "none":
-            name = self._rerank(battle, orders, legal, name)
+            try:
+                name = self._rerank(battle, orders, legal, name, started)
+            except Exception as error:  # the lookahead is an extra: play the search's choice
+                self.failures += 1
+                log.warning("engine: turn %d: the lookahead failed (%s: %s); the search's choice",
+                            battle.turn, type(error).__name__, error)  # fmt: skip
         total = sum(legal.values())
         self._report = {"search_policy": [(orders[n], s / total) for n, s in legal.items()]}
         self.latencies.append(time.perf_counter() - started)
@@ -202,18 +212,22 @@ class EnginePolicy(Policy):
         return shares, iterations
 
     def _rerank(self, battle: AbstractBattle, orders: dict[str, BattleOrder],
-                shares: dict[str, float], chosen: str) -> str:  # fmt: skip
-        """The near-best option the one-turn lookahead values most (``rerank``)."""
+                shares: dict[str, float], chosen: str, started: float) -> str:  # fmt: skip
+        """The near-best option the one-turn lookahead values most (``rerank``); the
+        search's choice first, so that it keeps a tie and is what the time left allows."""
         floor = max(shares.values()) * self.options.rerank_share
-        names = [n for n in shares if shares[n] >= floor]
+        names = sorted((n for n in shares if shares[n] >= floor),
+                       key=lambda n: (n != chosen, -shares[n]))  # fmt: skip
         actions = {world_action(orders[n], battle): n for n in names}
         actions.pop(None, None)
         if len(actions) < 2:
             return chosen
+        self.lookaheads += 1
         model = self._model(battle.gen)
         state = decision_state(battle, model.dex)
         opponent = opponent_policy(model, state, self._opponent_shares)
-        best, _ = rerank(model, state, list(actions), opponent, self._evaluator(model))
+        best, _ = rerank(model, state, list(actions), opponent, self._evaluator(model),
+                         time_left=lambda: seconds_left(self.options.budget, started))  # fmt: skip
         if actions[best] != chosen:
             self.reranked += 1
         return actions[best]

@@ -25,6 +25,7 @@ from policies.engine import EngineOptions, EnginePolicy, _option_name
     ({"threads": 0}, "threads"), ({"rerank": "best"}, "rerank"),
     ({"rerank": "value", "rerank_share": 0}, "rerank_share"),
     ({"rerank": "value", "rerank_time": 0.5}, "rerank_time"),
+    ({"rerank": "value", "choice": "mixed"}, "choice=max"),
 ])  # fmt: skip
 def test_bad_options_are_refused_with_the_option_named(options, word):
     with pytest.raises(ValueError, match=word):
@@ -278,7 +279,7 @@ def _recorded_state():
 
 
 def test_the_opponent_options_of_the_engine_map_onto_the_world_model():
-    from policies.core.battle import legal_actions
+    from policies.core.battle import PASS, legal_actions
     from policies.core.root_rerank import opponent_action, opponent_policy
 
     model, state = _recorded_state()
@@ -290,6 +291,9 @@ def test_the_opponent_options_of_the_engine_map_onto_the_world_model():
     for i, mon in enumerate(theirs.mons):
         assert opponent_action("switch " + to_id(mon.species), state) == ("switch", i, False)
     assert opponent_action("switch missingno", state) is None
+    assert opponent_action("no move", state) == PASS
+    # A turn where only we switch (after a faint): the opponent passes.
+    assert opponent_policy(model, state, {"no move": 1.0}) == {PASS: 1.0}
     legal = legal_actions(model, state, 1)
     # Shares of the legal options, normalised; names the state lacks are dropped.
     policy = opponent_policy(model, state, {move: 0.6, "switch missingno": 0.3})
@@ -328,6 +332,14 @@ def test_rerank_plays_the_best_expected_value_against_the_opponent_weights():
         assert chosen == best and evaluator.seen == 4
         assert values[ours[0]] == pytest.approx(weights[0])
         assert values[ours[1]] == pytest.approx(weights[1])
+    # A tie goes to the first candidate (the search's own choice comes first).
+    chosen, _ = rerank(model, state, ours, dict.fromkeys(theirs, 0.5), Scripted([0.5] * 4))
+    assert chosen == ours[0]
+    # Out of time: the first candidate alone is valued, and played.
+    evaluator = Scripted([0.0, 0.0, 1.0, 1.0])
+    chosen, values = rerank(model, state, ours, dict.fromkeys(theirs, 0.5), evaluator,
+                            time_left=lambda: 0.0)  # fmt: skip
+    assert chosen == ours[0] and list(values) == [ours[0]] and evaluator.seen == 2
 
 
 @pytest.mark.slow
@@ -345,6 +357,9 @@ def test_the_reranking_engine_agent_beats_random_with_legal_orders(how):
     assert record["battles"] == 2 and record["wins"] == 2, result.table()
     assert all(agent.failures == 0 for agent in made)
     assert sum(len(agent.iteration_counts) for agent in made) >= 10
+    # The lookahead ran (two options or more near the best), not only the search.
+    assert sum(agent.lookaheads for agent in made) >= 1
+    assert all(agent.reranked <= agent.lookaheads for agent in made)
 
 
 def test_the_deadline_rule_keeps_the_margin_and_never_goes_below_zero():
