@@ -322,6 +322,8 @@ def pooled_ratings(files: Sequence[str | Path], reference: str | None = None) ->
     can be completed by runs of single pairs. The reference (Elo 1000, default the
     lowest rated) anchors the scale; each interval is relative to it, and the gap's
     interval comes from the fit's covariance (a Wald interval on the difference).
+    ``one_sided`` names the agents that won or lost every battle: their ratings have no
+    finite estimate, and ``clear`` is None when the first or the second is one of them.
 
     Raises:
         JournalError: a file is unreadable or damaged, or the battles rate fewer than two
@@ -335,6 +337,13 @@ def pooled_ratings(files: Sequence[str | Path], reference: str | None = None) ->
         raise JournalError(f"Ratings need battles between two agents or more; {len(files)} "
                            f"file(s) hold {len(games)} battle(s) of "
                            f"{sorted(players)}.")  # fmt: skip
+    groups = _met_groups(games)
+    if len(groups) > 1:
+        listed = " and ".join(str(sorted(g)) for g in groups)
+        raise JournalError(f"The battles split into groups of agents that never met, directly "
+                           f"or through others: {listed}. Ratings compare only agents joined "
+                           "by battles: rate each group on its own, or add battles between "
+                           "them.")  # fmt: skip
     if reference is not None and reference not in players:
         raise JournalError(f"The reference {reference!r} played no battle in these files "
                            f"(agents: {', '.join(sorted(players))}).")  # fmt: skip
@@ -349,6 +358,11 @@ def pooled_ratings(files: Sequence[str | Path], reference: str | None = None) ->
         "elo_95": {name: [round(x, 1) for x in elo[name]] for name in order},
         "battles_of": {name: played[name] for name in order},
     }
+    # An agent that won (or lost) every battle has no finite maximum-likelihood rating:
+    # its Elo and intervals are the ridge's, not the data's.
+    scores = Counter(g.winner for g in games if g.winner is not None)
+    one_sided = [name for name in order if scores[name] in (0, played[name])]
+    out["one_sided"] = one_sided
     first, second = order[0], order[1]
     gap, se, p = fit.wald_test(first, second)
     half = 1.959963984540054 * se
@@ -360,7 +374,30 @@ def pooled_ratings(files: Sequence[str | Path], reference: str | None = None) ->
         "p": p,
         "clear": bool(gap - half > 0 and math.isfinite(se)),
     }
+    if first in one_sided or second in one_sided:
+        out["first_against_second"]["clear"] = None
     return out
+
+
+def _met_groups(games: Sequence[Any]) -> list[set[str]]:
+    """The agents in groups joined by battles (directly or through others)."""
+    neighbours: dict[str, set[str]] = {}
+    for g in games:
+        neighbours.setdefault(g.a, set()).add(g.b)
+        neighbours.setdefault(g.b, set()).add(g.a)
+    groups: list[set[str]] = []
+    seen: set[str] = set()
+    for start in neighbours:
+        if start in seen:
+            continue
+        group, frontier = {start}, [start]
+        while frontier:
+            for other in neighbours[frontier.pop()] - group:
+                group.add(other)
+                frontier.append(other)
+        seen |= group
+        groups.append(group)
+    return groups
 
 
 def agents_in(files: Iterable[str | Path]) -> list[str]:

@@ -108,6 +108,17 @@ def test_pooled_ratings_are_the_bradley_terry_fit_of_all_files(journal, tmp_path
                 assert real["elo_95"][a][0] > real["elo_95"][b][0], (a, b, score)
     with pytest.raises(JournalError, match="reference 'abyssal' played no battle"):
         pooled_ratings([path], reference="abyssal")
+    # Agents that never met, directly or through others, cannot be put on one scale.
+    apart = _battle_lines(tmp_path / "d.jsonl", [("engine", "abyssal", "engine"),
+                                                 ("random", "max_power", "max_power")])  # fmt: skip
+    with pytest.raises(JournalError, match="never met"):
+        pooled_ratings([apart])
+    # A clean sweep has no finite rating: said, and no claim about the gap.
+    sweep = pooled_ratings([_battle_lines(tmp_path / "e.jsonl",
+                                          [("engine", "abyssal", "engine")] * 10)])  # fmt: skip
+    assert sweep["one_sided"] == ["engine", "abyssal"]
+    assert sweep["first_against_second"]["clear"] is None
+    assert table["one_sided"] == []
     lonely = _battle_lines(tmp_path / "c.jsonl", [])
     with pytest.raises(JournalError, match="two agents or more"):
         pooled_ratings([lonely])
