@@ -189,6 +189,15 @@ def test_wrong_password_at_the_login_server(login_server):
     ]
 
 
+@pytest.mark.parametrize("url", ["http://login.example.org/action.php",
+                                 "ftp://127.0.0.1/action.php", "login.example.org"])
+def test_no_password_goes_to_a_login_server_over_plain_http(url):
+    # Refused before anything is sent (no network needed); the message names the rule.
+    with pytest.raises(PasswordError, match="https://") as caught:
+        fetch_assertion(url, "pgA", Password(SECRET), "4|abc", timeout=1)
+    assert SECRET not in str(caught.value)
+
+
 def test_login_server_that_does_not_answer():
     url = f"http://127.0.0.1:{free_port()}/action.php"
     with pytest.raises(ServerUnreachableError, match="did not answer") as caught:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NoReturn
@@ -84,6 +85,24 @@ def read_password(
     return Password(value) if value else None
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def check_login_server(url: str) -> None:
+    """Refuse to send a password to a login server over plain HTTP, except on this machine.
+
+    Raises:
+        PasswordError: the address is not ``https://`` and not a loopback host.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS):
+        return
+    raise PasswordError(
+        f"The login server {url} is not an https:// address: the password would cross the "
+        "network unencrypted. Give an https:// login server (plain http only on this machine)."
+    )
+
+
 def fetch_assertion(
     login_server: str, username: str, password: Password, challstr: str, timeout: float = 15.0
 ) -> str:
@@ -94,6 +113,7 @@ def fetch_assertion(
         ServerUnreachableError: the login server does not answer.
         LoginRefusedError: it refuses (a wrong password, no such account).
     """
+    check_login_server(login_server)
     # requests: only the login needs it
     import requests
 
