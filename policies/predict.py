@@ -273,12 +273,23 @@ def _opponent_guess(ranker: AgentRanker, decision: Decision, source: str) -> tup
 def _add_opponent(
     report: PredictReport, replay: Replay, taken: str, labels: list[str], source: str
 ) -> None:
-    if taken in ("forfeit", "timeout", "recharge") or not labels:
+    if taken in ("forfeit", "timeout", "recharge") or not labels or _not_comparable(taken):
         report.skipped += 1
         return
     position = labels.index(taken) if taken in labels else -1
     report.add("opponent", _groups(replay, taken), position, len(labels))
     report.opponent_sources[source] = report.opponent_sources.get(source, 0) + 1
+
+
+def _not_comparable(label: str) -> bool:
+    """A move the opponent's guesses cannot name: a Max Move (the log names the Max Move,
+    not the move chosen) or one flagged Dynamax, Mega or Z (the world model's labels carry
+    no such flag). Such decisions are skipped, not counted as misses."""
+    parts = label.split(":")
+    if parts[0] != "move":
+        return False
+    flagged = any(flag in parts[2:] for flag in ("dynamax", "mega", "z"))
+    return flagged or parts[1].startswith(("max", "gmax"))
 
 
 def _taken_label(decision: Decision) -> str:

@@ -161,3 +161,12 @@ def test_max_power_predicts_its_own_moves_in_its_own_battles(tmp_path):
     moves = report.table[("player", "moves")]
     assert moves.n >= 20
     assert moves.top(1) == 1.0
+
+
+def test_opponent_max_moves_are_skipped_not_counted_as_misses():
+    from policies.predict import _not_comparable
+
+    assert _not_comparable("move:maxairstream:dynamax") and _not_comparable("move:maxairstream")
+    assert _not_comparable("move:gmaxwildfire") and _not_comparable("move:flamethrower:z")
+    assert not _not_comparable("move:bodypress") and not _not_comparable("move:bodypress:tera")
+    assert not _not_comparable("switch:maxwell") and not _not_comparable("team:garchomp")
