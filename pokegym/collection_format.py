@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.errors import PokegymError
 from pokegym.world.lookahead import LOOKAHEAD_FEATURES
 
 __all__ = [
@@ -66,9 +67,21 @@ SCHEMA: list[tuple[str, str, str]] = [
 ]
 
 
+def _pyarrow() -> Any:
+    """pyarrow, or an error that says how to install it."""
+    try:
+        import pyarrow as pa  # pyarrow: optional, heavy
+        import pyarrow.parquet  # pyarrow: optional, heavy
+    except ImportError:
+        raise PokegymError(
+            "Writing a collection needs pyarrow: pip install 'pokegym[distill]' (or pyarrow)."
+        ) from None
+    return pa
+
+
 def arrow_schema() -> Any:
     """The shards' Arrow schema, with the schema version in its metadata."""
-    import pyarrow as pa  # pyarrow: optional, heavy
+    pa = _pyarrow()
 
     def parse(name: str) -> Any:
         if name.startswith("list<") and name.endswith(">"):
@@ -85,8 +98,8 @@ def arrow_schema() -> Any:
 
 def write_shard(out: Path, battle_ids: Sequence[int], rows: list[dict[str, Any]]) -> Path:
     """Write the rows of finished battles as one shard (atomically)."""
-    import pyarrow as pa  # pyarrow: optional, heavy
-    import pyarrow.parquet as pq  # pyarrow: optional, heavy
+    pa = _pyarrow()
+    pq = pa.parquet
 
     schema = arrow_schema()
     columns: dict[str, list[Any]] = {name: [] for name, _, _ in SCHEMA}

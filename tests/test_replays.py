@@ -398,3 +398,15 @@ def test_views_agree_with_team_preview_and_with_dynamax(battle_format):
     report = check_agreement(AgreementConfig(battle_format=battle_format, battles=3, seed=1))
     assert report.decisions > 50 and report.missing == report.extra == 0
     assert report.agreeing == report.decisions, report.summary()
+
+
+def test_writing_a_collection_without_pyarrow_says_what_to_install(monkeypatch, tmp_path):
+    import sys
+
+    from pokegym.collection_format import write_shard
+    from pokegym.errors import PokegymError
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now fails
+    with pytest.raises(PokegymError, match=r"pokegym\[distill\]"):
+        write_shard(tmp_path, [0], [])
+    assert list(tmp_path.iterdir()) == []
