@@ -23,7 +23,7 @@ from pokegym.puzzles import (
 from pokegym.puzzles.attrition import best_move, is_attrition_set, type_multiplier
 from pokegym.puzzles.build import BuildConfig, BuildConfigError, build_suite, draw_candidate
 from pokegym.puzzles.cli import main as puzzles_main
-from pokegym.puzzles.dynamax import DynamaxLine
+from pokegym.puzzles.mechanic import MechanicLine
 from pokegym.puzzles.mistakes import (
     MISTAKES,
     agent_moves,
@@ -42,7 +42,6 @@ from pokegym.puzzles.play import (
 )
 from pokegym.puzzles.scenarios import export_set, save_suite
 from pokegym.puzzles.switcher import Switcher, register_puzzle_agents
-from pokegym.puzzles.tera import TeraLine
 from pokegym.showdown.simulator import Simulator
 from pokegym.stats import wilson_interval
 
@@ -354,9 +353,10 @@ def test_terastallizing_decides_a_shipped_tera_scenario(tera_suite) -> None:
     reference, opponent = make_agent(tera_suite.reference), make_agent(tera_suite.opponent)
     try:
         seed = scenario.battle_seed
-        assert play_teams(setup, scenario.teams, seed, TeraLine(reference, tera=True), opponent)[0]
+        tera = MechanicLine(reference, "tera", forced=True)
+        assert play_teams(setup, scenario.teams, seed, tera, opponent)[0]
         assert not play_teams(
-            setup, scenario.teams, seed, TeraLine(reference, tera=False), opponent
+            setup, scenario.teams, seed, MechanicLine(reference, "tera", forced=False), opponent
         )[0]
     finally:
         setup._close_battle()
@@ -382,9 +382,9 @@ def test_dynamaxing_decides_a_shipped_dynamax_scenario() -> None:
     opponent = make_agent(dynamax_suite.opponent)
     try:
         seed = scenario.battle_seed
-        with_dynamax = DynamaxLine(reference, dynamax=True)
+        with_dynamax = MechanicLine(reference, "dynamax", forced=True)
         assert play_teams(setup, scenario.teams, seed, with_dynamax, opponent)[0]
-        without = DynamaxLine(reference, dynamax=False)
+        without = MechanicLine(reference, "dynamax", forced=False)
         assert not play_teams(setup, scenario.teams, seed, without, opponent)[0]
     finally:
         setup._close_battle()

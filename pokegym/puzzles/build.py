@@ -14,9 +14,9 @@ random-battle mechanics and rules exactly (levels from the random set, Dynamax a
 no Team Preview), one Pokémon a side.
 
 The ``tera`` suite draws Gen 9 random-battle candidates the same way and keeps those
-where Terastallizing decides the game (:mod:`pokegym.puzzles.tera`); its scenarios are
+where Terastallizing decides the game (:mod:`pokegym.puzzles.mechanic`); its scenarios are
 scored with the battle seed the check played first. The ``dynamax`` suite does the same
-with Gen 8 sets and Dynamax (:mod:`pokegym.puzzles.dynamax`).
+with Gen 8 sets and Dynamax.
 
 The ``stall`` (three a side) and ``switching`` (two a side) suites draw their teams from
 a pool of Gen 8 random-battle teams (:mod:`pokegym.puzzles.attrition`) and keep a
@@ -35,7 +35,7 @@ import numpy as np
 from pokegym.agents import make_agent
 from pokegym.errors import PokegymError
 from pokegym.puzzles.attrition import POOL_TEAMS, SIDE_SIZE, pick_sides
-from pokegym.puzzles.dynamax import dynamax_decides
+from pokegym.puzzles.mechanic import mechanic_decides
 from pokegym.puzzles.play import play_teams, puzzle_setup
 from pokegym.puzzles.scenarios import (
     Scenario,
@@ -45,7 +45,6 @@ from pokegym.puzzles.scenarios import (
     export_team,
 )
 from pokegym.puzzles.switcher import SWITCHER, register_puzzle_agents
-from pokegym.puzzles.tera import tera_decides
 from pokegym.showdown.install import lock_hash
 from pokegym.showdown.simulator import Simulator
 
@@ -215,9 +214,8 @@ def _check(
 ) -> Scenario | None:
     """The candidate as a scenario when the suite keeps it, else None."""
     if config.suite in ("tera", "dynamax"):
-        decides = tera_decides if config.suite == "tera" else dynamax_decides
         seeds = (candidate.battle_seed, *candidate.try_seeds)[: config.n_tries]
-        if decides(setup, candidate.teams, seeds, reference, opponent):
+        if mechanic_decides(config.suite, setup, candidate.teams, seeds, reference, opponent):
             return Scenario(0, candidate.teams, candidate.battle_seed, candidate.number, 0)
         return None
     for attempt, seed in enumerate(candidate.try_seeds):
