@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from pokegym.actions import N_ACTIONS
 from pokegym.errors import PokegymError
+from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION
+from pokegym.world.encoding import STATE_ENCODER_VERSION, STATE_FEATURES
 from pokegym.world.lookahead import LOOKAHEAD_FEATURES
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "arrow_schema",
+    "encodings",
     "write_shard",
 ]
 
@@ -65,6 +69,22 @@ SCHEMA: list[tuple[str, str, str]] = [
     ("battle_turns", "int32", "turns the battle lasted"),
     ("truncated", "bool", "the battle hit the turn limit"),
 ]
+
+
+def encodings() -> dict[str, Any]:
+    """The manifest's description of what a collection's rows hold: the schema version,
+    the encoders' versions and sizes, and the columns with their types and meanings
+    (a collection is read only by code that agrees with all of them)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "state_encoder_version": STATE_ENCODER_VERSION,
+        "state_features": STATE_FEATURES,
+        "observation_version": OBSERVATION_VERSION,
+        "observation_features": OBSERVATION_SIZE,
+        "n_actions": N_ACTIONS,
+        "lookahead_features": LOOKAHEAD_FEATURES,
+        "columns": [{"name": n, "type": t, "description": d} for n, t, d in SCHEMA],
+    }
 
 
 def _pyarrow() -> Any:

@@ -62,13 +62,14 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from pokegym.actions import N_ACTIONS, ActionCodec
+from pokegym.actions import ActionCodec
 from pokegym.agents import make_agent
 from pokegym.backends.sim import SimBattleSession
+from pokegym.collection_format import encodings
 from pokegym.env import opponent_choice
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.formats import resolve_format
-from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION, ObservationEncoder
+from pokegym.observation import ObservationEncoder
 from pokegym.scale.cluster import (
     ClusterError,
     check_reachable,
@@ -84,11 +85,9 @@ from pokegym.world.data import load_dex
 from pokegym.world.lookahead import lookahead_features
 from pokegym.world.transition import TransitionModel
 from policies.core.battle import decision_state, root_actions, world_action
-from policies.value_net import STATE_ENCODER_VERSION, STATE_FEATURES, StateEncoder, action_label
+from policies.value_net import StateEncoder, action_label
 from train.collection import (
-    LOOKAHEAD_FEATURES,
     MANIFEST,
-    SCHEMA,
     SCHEMA_VERSION,
     CollectionError,
     collected_battles,
@@ -347,13 +346,7 @@ def _manifest(config: CollectConfig) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "identity": config.identity(),
-        "state_encoder_version": STATE_ENCODER_VERSION,
-        "state_features": STATE_FEATURES,
-        "observation_version": OBSERVATION_VERSION,
-        "observation_features": OBSERVATION_SIZE,
-        "n_actions": N_ACTIONS,
-        "lookahead_features": LOOKAHEAD_FEATURES,
-        "columns": [{"name": n, "type": t, "description": d} for n, t, d in SCHEMA],
+        **{k: v for k, v in encodings().items() if k != "schema_version"},
     }
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pokegym.collection_format import LOOKAHEAD_FEATURES, SCHEMA, SCHEMA_VERSION, write_shard
+from pokegym.collection_format import SCHEMA, SCHEMA_VERSION, encodings, write_shard
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.replays.decisions import ending
 from pokegym.replays.files import Replay, ReplayFileError, read_replay
@@ -198,10 +198,6 @@ def _decision_state(battle: Any, tools: Encoders) -> Any:
 
 # ------------------------------------------------------------------ the collection
 def _manifest(config: ExportConfig, format_ids: list[str]) -> dict[str, Any]:
-    from pokegym.actions import N_ACTIONS
-    from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION
-    from pokegym.world.encoding import STATE_ENCODER_VERSION, STATE_FEATURES
-
     return {
         "schema_version": SCHEMA_VERSION,
         "identity": {
@@ -210,13 +206,7 @@ def _manifest(config: ExportConfig, format_ids: list[str]) -> dict[str, Any]:
             "formats": format_ids,
         },
         "source": "replays",
-        "state_encoder_version": STATE_ENCODER_VERSION,
-        "state_features": STATE_FEATURES,
-        "observation_version": OBSERVATION_VERSION,
-        "observation_features": OBSERVATION_SIZE,
-        "n_actions": N_ACTIONS,
-        "lookahead_features": LOOKAHEAD_FEATURES,
-        "columns": [{"name": n, "type": t} for n, t in COLUMNS],
+        **{k: v for k, v in encodings().items() if k != "schema_version"},
     }
 
 
