@@ -235,18 +235,11 @@ def test_the_engine_state_matches_a_recorded_battle_at_every_request():
     engine state built and checked at every request, and the engine's options legal."""
     from test_priors_recorded import RANDOM_BATTLE, load, prior_of
 
-    from pokegym.backends.base import PlayerView
     from pokegym.world.priors import BeliefState
 
-    recording = load(RANDOM_BATTLE)
-    belief = BeliefState(prior_of(recording), our_role="p1", gen=9)
+    belief = BeliefState(prior_of(load(RANDOM_BATTLE)), our_role="p1", gen=9)
     checker = Checking(seed=1)
-    view = PlayerView(recording["tag"], recording["names"][0], recording["names"][1], "p1",
-                      recording["gen"])  # fmt: skip
-    for text, requests in recording["blocks"]:
-        view.feed(text)
-        view.feed_requests(requests)
-        battle = view.battle
+    for battle, requests in _recorded_views():
         asked = requests and not requests[-1].get("wait")  # a "wait" request asks nothing
         if asked and battle.opponent_active_pokemon is not None and not battle.finished:
             belief.update(battle)
@@ -257,13 +250,12 @@ def test_the_engine_state_matches_a_recorded_battle_at_every_request():
     assert checker.options_mapped >= checker.states
 
 
-def _recorded_state():
-    """A world-model state from the recorded random battle, offline (no Node)."""
+def _recorded_views():
+    """Player 1's battle object after each block of the recorded random battle, with the
+    block's requests, offline (no Node)."""
     from test_priors_recorded import RANDOM_BATTLE, load
 
     from pokegym.backends.base import PlayerView
-    from pokegym.world.transition import TransitionModel
-    from policies.core.battle import decision_state
 
     recording = load(RANDOM_BATTLE)
     view = PlayerView(recording["tag"], recording["names"][0], recording["names"][1], "p1",
@@ -271,7 +263,15 @@ def _recorded_state():
     for text, requests in recording["blocks"]:
         view.feed(text)
         view.feed_requests(requests)
-        battle = view.battle
+        yield view.battle, requests
+
+
+def _recorded_state():
+    """A world-model state from the recorded random battle, offline (no Node)."""
+    from pokegym.world.transition import TransitionModel
+    from policies.core.battle import decision_state
+
+    for battle, _ in _recorded_views():
         if battle.turn >= 3 and battle.available_moves and battle.opponent_active_pokemon:
             model = TransitionModel(load_dex(battle.gen))
             return model, decision_state(battle, model.dex)
