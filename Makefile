@@ -55,7 +55,7 @@ bench: setup
 	$(BIN)/pokegym bench env --quick
 
 lint: setup
-	$(BIN)/ruff check pokegym policies tests benchmarks
+	$(BIN)/ruff check pokegym policies memory train bench tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -7,7 +7,7 @@ pokegym compare --summarize results/battles.jsonl [more.jsonl ...] --agent disti
 pokegym play --opponent abyssal [--format gen9ou --team FILE] [--web [--port 8765]]
 pokegym replay FILE | playtest report [--out DIR]
 pokegym moves generate --pokemon Garchomp --n 4 | eval --n 30 --batch-size 4 | list
-pokegym bench env|arena|calc|worldmodel|llm [--quick]
+pokegym bench list | NAME [options]   # benchmarks (docs/benchmarks.md)
 pokegym llm check [--model qwen-0.5b] | server build|start
 pokegym showdown install | start [--port N] | status
 pokegym priors build [--formats gen9ou,gen9randombattle] [--force]
@@ -122,25 +122,6 @@ def _compare(args: argparse.Namespace) -> int:
     return command(args)
 
 
-BENCHMARKS = {
-    "env": "pokegym.bench.env_bench",
-    "arena": "pokegym.bench.arena_bench",
-    "calc": "pokegym.bench.calc_bench",
-    "worldmodel": "pokegym.bench.worldmodel_bench",
-    "llm": "pokegym.bench.llm_bench",
-}
-
-
-def _bench(args: argparse.Namespace) -> int:
-    import importlib
-
-    module = BENCHMARKS.get(args.what)
-    if module is None:
-        raise PokegymError(f"Unknown benchmark {args.what!r}; available: {', '.join(BENCHMARKS)}")
-    bench_main = importlib.import_module(module).main
-    return int(bench_main(args.rest))
-
-
 # Commands that live in the layers above pokegym (training, data collection) are found
 # through this entry-point group, so that pokegym never imports them.
 COMMAND_GROUP = "pokegym.commands"
@@ -153,7 +134,6 @@ BUILTIN_COMMANDS = frozenset(
         "playtest",
         "moves",
         "llm",
-        "bench",
         "showdown",
         "priors",
         "accel",
@@ -432,11 +412,6 @@ def build_parser() -> argparse.ArgumentParser:
     llm = sub.add_parser("llm", help="language models: llm check|list, llm server build|start")
     llm.add_argument("rest", nargs=argparse.REMAINDER, help="llm subcommand and its options")
     llm.set_defaults(func=_llm)
-
-    bench = sub.add_parser("bench", help="benchmarks (env, arena, calc, worldmodel, llm)")
-    bench.add_argument("what", choices=list(BENCHMARKS))
-    bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark (--quick)")
-    bench.set_defaults(func=_bench)
 
     accel = sub.add_parser("accel", help="the compiled world model: accel build|status|clean")
     accel.add_argument("rest", nargs=argparse.REMAINDER, help="build, status or clean")

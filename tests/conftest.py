@@ -16,7 +16,6 @@ import contextlib
 import importlib.util
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -69,17 +68,10 @@ def _fast_tests_start_no_node(
 
 @pytest.fixture(scope="session")
 def benchmark_script() -> Callable[[str], ModuleType]:
-    """Loads a script of benchmarks/ by name (``"memory_value"``): they are scripts run
-    with ``python benchmarks/<name>.py``, not a package, so they are imported by path."""
-    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    """A benchmark module of :mod:`bench` by name (``"memory_value"``)."""
 
     def load(name: str) -> ModuleType:
-        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
-        assert spec is not None and spec.loader is not None, f"no benchmarks/{name}.py"
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while it is executed
-        spec.loader.exec_module(module)
-        return module
+        return importlib.import_module(f"bench.{name}")
 
     return load
 

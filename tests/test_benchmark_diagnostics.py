@@ -1,4 +1,4 @@
-"""The diagnostic scripts in benchmarks/ (the leaf-value probe) and the shipped GPU battles."""
+"""The diagnostic scripts in bench/ (the leaf-value probe) and the shipped GPU battles."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBE = ROOT / "benchmarks" / "llm_value_probe.py"
+PROBE = ["-m", "bench.llm_value_probe"]
 SHIPPED = ROOT / "policies" / "checkpoints" / "distilled-gen9randombattle"
 
 
@@ -47,7 +47,7 @@ def test_the_value_probe_scores_real_states(tmp_path):
 
     folder = build_tiny_model(tmp_path / "tiny")
     out = tmp_path / "probe.json"
-    done = subprocess.run([sys.executable, str(PROBE), "--battles", "2", "--stride", "4",
+    done = subprocess.run([sys.executable, *PROBE, "--battles", "2", "--stride", "4",
                            "--seed", "2", "--model", f"transformers:{folder}",
                            "--bootstrap", "50", "--out", str(out)],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
@@ -64,7 +64,7 @@ def test_the_value_probe_scores_real_states(tmp_path):
 @pytest.mark.slow
 def test_the_value_probe_without_a_model_compares_the_other_two(tmp_path):
     out = tmp_path / "probe.json"
-    done = subprocess.run([sys.executable, str(PROBE), "--battles", "4", "--stride", "2",
+    done = subprocess.run([sys.executable, *PROBE, "--battles", "4", "--stride", "2",
                            "--seed", "3", "--model", "none", "--bootstrap", "100",
                            "--network", str(SHIPPED), "--out", str(out)],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
@@ -106,7 +106,7 @@ def test_the_value_probe_compares_two_models_on_the_same_states(tmp_path):
     other = build_tiny_model(tmp_path / "other", seed=5)
     out = tmp_path / "probe.json"
     models = f"transformers:{folder},transformers:{other}"
-    done = subprocess.run([sys.executable, str(PROBE), "--battles", "2", "--stride", "4",
+    done = subprocess.run([sys.executable, *PROBE, "--battles", "2", "--stride", "4",
                            "--seed", "2", "--model", models, "--bootstrap", "50",
                            "--out", str(out)],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
@@ -137,7 +137,7 @@ def test_the_scoring_benchmark_computes_only_the_options(tmp_path, benchmark_scr
 
 
 def test_value_by_action_groups_searched_decisions_by_the_kind_played(benchmark_script):
-    """benchmarks/value_by_action.py: Tera moves are attacks, self-boosting status moves are
+    """bench/value_by_action.py: Tera moves are attacks, self-boosting status moves are
     boosts, rows without a search value are left out, and each cell averages its rows."""
     from pokegym.world.data import load_dex
 

@@ -1,4 +1,4 @@
-"""benchmarks/budget_curve.py: the win-rate-against-budget table and plot from journals."""
+"""bench/budget_curve.py: the win-rate-against-budget table and plot from journals."""
 
 from __future__ import annotations
 

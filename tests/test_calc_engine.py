@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-from pokegym.bench import calc_bench
-from pokegym.bench.engine_damage import (
+from bench import calc as calc_bench
+from bench.engine_damage import (
     EngineRolls,
     engine_rolls,
     engine_state,
     score_hits,
 )
-from pokegym.bench.log_state import Hit, Tally
+from bench.log_state import Hit, Tally
 from pokegym.cli import main as cli_main
 from pokegym.engine import require_engine
 from pokegym.world.damage import Combatant, Field, Side, calculate

@@ -1,5 +1,5 @@
 """The search agents' decisions on a recorded battle are the ones committed
-(benchmarks/decision_digest.py): a change that moves any of them changes the digest.
+(bench/decision_digest.py): a change that moves any of them changes the digest.
 
 Offline: the battle is replayed from tests/data/protocol, no Node is started.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 DIGEST = "d188975c74812d491cf5dd20cdb22e20e25f2e8d297e81920d53dd2558fe3a0f"
-"""The digest of the committed agents (``python benchmarks/decision_digest.py``)."""
+"""The digest of the committed agents (``pokegym bench decision_digest``)."""
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def test_the_agents_decide_as_committed(digest_script):
     assert len({tuple(chosen) for chosen in orders.values()}) >= 4
     assert value == DIGEST, (
         "the agents' decisions on the recorded battle changed: compare "
-        "`python benchmarks/decision_digest.py --orders` before and after the change"
+        "`pokegym bench decision_digest --orders` before and after the change"
     )
 
 

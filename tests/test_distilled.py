@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.worldmodel import play_and_score
 from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
-from pokegym.bench.worldmodel_bench import play_and_score
 from pokegym.world.data import load_dex
 from pokegym.world.transition import TransitionModel
 from policies.core.anchors import ANCHOR_RULES

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("pokegym", "policies", "train", "memory")
+PACKAGES = ("pokegym", "policies", "train", "memory", "bench")
 
 
 def module_files() -> dict[str, Path]:

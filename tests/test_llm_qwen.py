@@ -140,7 +140,7 @@ def test_the_search_hybrid_plays_with_the_model_as_its_root_prior(qwen) -> None:
 
 
 def test_the_battle_layout_leaves_fewer_tokens_to_compute(benchmark_script, capsys) -> None:
-    """benchmarks/prompt_layouts.py on one battle with the bundle's tokenizer: the
+    """bench/prompt_layouts.py on one battle with the bundle's tokenizer: the
     append-only layout leaves each decision fewer prompt tokens to compute."""
     assert benchmark_script("prompt_layouts").main(["--battles", "1", "--seed", "4"]) == 0
     out = capsys.readouterr().out

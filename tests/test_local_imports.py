@@ -20,7 +20,7 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("pokegym", "policies", "train", "memory")
+PACKAGES = ("pokegym", "policies", "train", "memory", "bench")
 # Heavy optional dependencies (top-level package names): imported where they are used.
 HEAVY_OPTIONAL = frozenset({
     "accelerate", "faiss", "gguf", "llama_cpp", "matplotlib", "mypy", "pyarrow", "ray",

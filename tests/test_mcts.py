@@ -513,7 +513,7 @@ def test_a_root_prior_replaces_the_base_prior_at_the_root_only():
 def test_the_opponent_floor_spreads_the_search_over_the_opponent_s_actions():
     import time
 
-    from pokegym.bench.worldmodel_bench import play_and_score
+    from bench.worldmodel import play_and_score
     from pokegym.world.data import load_dex
     from pokegym.world.encoding import StateEncoder
     from pokegym.world.evaluation import terminal_value

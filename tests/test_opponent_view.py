@@ -139,16 +139,15 @@ def test_the_distilled_agent_answers_the_predicted_reply():
 
 
 def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
-    """benchmarks/opponent_oracle.py: real battles with the opponent's reply told, results
+    """bench/opponent_oracle.py: real battles with the opponent's reply told, results
     per battle, the agreement of predict=abyssal, and the paired comparison."""
     import json
     import subprocess
     import sys
-    from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "opponent_oracle.py"
     first, second = tmp_path / "reply.json", tmp_path / "sets.json"
-    run = [sys.executable, str(script), "--battles", "2", "--seed", "3", "--concurrency", "1"]
+    run = [sys.executable, "-m", "bench.opponent_oracle", "--battles", "2", "--seed", "3",
+           "--concurrency", "1"]  # fmt: skip
     done = subprocess.run([*run, "--oracle", "reply", "--out", str(first)],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
@@ -185,8 +184,7 @@ def test_the_oracle_diagnostic_runs_and_pairs(tmp_path):
     battles = [x for x in lines if "pair" in x]
     assert sorted(b["index"] for b in battles) == [0, 1]
     assert all(b["pair"] == ["distilled", "simple_heuristics"] for b in battles)
-    paired = Path(__file__).resolve().parents[1] / "benchmarks" / "paired.py"
-    table = subprocess.run([sys.executable, str(paired), "--agent", "distilled", "--names",
+    table = subprocess.run([sys.executable, "-m", "bench.paired", "--agent", "distilled", "--names",
                             "first,second", str(journal), str(journal)],
                            capture_output=True, text=True, timeout=60)  # fmt: skip
     assert table.returncode == 0 and "0 / 0 (n = 2)" in table.stdout, table.stderr

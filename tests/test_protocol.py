@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pokegym.bench.log_replay import LogReplay
+from bench.log_replay import LogReplay
 from pokegym.showdown.protocol import (
     Condition,
     Details,

@@ -304,7 +304,7 @@ def test_lookahead_turns_to_ko_and_text(dex, model):
 @pytest.mark.slow
 def test_fidelity_on_real_battles_with_true_sets():
     """Replays real simulator battles: both actives' HP after each turn and faints."""
-    from pokegym.bench.worldmodel_bench import play_and_score
+    from bench.worldmodel import play_and_score
 
     scores, samples = play_and_score(6, ["gen9randombattle", "gen9ou"], seed=11)
     assert scores.turns >= 60

@@ -4,7 +4,7 @@ A battle log is a list of lines such as ``|move|p1a: Garchomp|Earthquake|p2a: He
 or ``|-damage|p2a: Heatran|0 fnt|[from] Stealth Rock``: a message kind, its positional
 arguments, then bracketed tags. Every reader of the protocol in pokegym (the priors'
 :class:`~pokegym.world.priors.protocol.ProtocolTracker`, the damage benchmark's
-:class:`~pokegym.bench.log_replay.LogReplay` and the battle narrator of
+:class:`~bench.log_replay.LogReplay` and the battle narrator of
 :mod:`pokegym.text.render`) splits lines and reads these fields here, and the two
 trackers dispatch messages to their handlers through :class:`ProtocolReader`.
 

@@ -1,6 +1,6 @@
 """Training throughput of MaskablePPO next to the bare vector env, measured in one run.
 
-python benchmarks/bench_train.py [--quick] [--n-envs 24] [--profile]
+pokegym bench ppo_throughput [--quick] [--n-envs 24] [--profile]
 
 Two contenders on gen9randombattle against the ``random`` opponent, same number of
 battles side by side, same simulator processes per core:
@@ -27,19 +27,17 @@ The last line is::
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-try:
-    import train.ppo  # noqa: F401
-except ImportError:  # run from a checkout without installing the train package
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from pokegym.vector import ShowdownVectorEnv
 
 TARGET = 1000.0
 FORMAT = "gen9randombattle"
@@ -151,8 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from pokegym.vector import ShowdownVectorEnv
-    from train.ppo import PPOConfig, make_model, make_vec_env
+    from train.ppo import PPOConfig, make_model, make_vec_env  # the rl extra (stable-baselines3)
 
     if args.n_envs < 1:
         parser.error("--n-envs is the number of battles side by side (1 or more)")
@@ -209,9 +206,6 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         if args.profile:
-            import cProfile
-            import pstats
-
             profiler = cProfile.Profile()
             profiler.enable()
             model.learn(rollout * rollouts, reset_num_timesteps=False)

@@ -11,7 +11,7 @@ prompts, and every evaluator is judged by how well it separates the states of ba
 that side went on to win from those it lost (ROC AUC; 0.5 is no better than a coin).
 The interval is a bootstrap over battles (states of one battle are not independent).
 
-    python benchmarks/llm_value_probe.py --battles 40 --stride 3 --model qwen-0.5b \\
+    pokegym bench llm_value_probe --battles 40 --stride 3 --model qwen-0.5b \\
         --out runs/probe.json
 
 ``--model qwen-0.5b,qwen-1.5b`` scores the same states with each model (one after the
@@ -86,7 +86,7 @@ def interval(values: np.ndarray) -> list[float]:
     return [float(low), float(high)]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--battles", type=int, default=40)
     parser.add_argument("--stride", type=int, default=3, help="keep every k-th decision")
@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--out", help="JSON file for every state's values and the summary")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     register_agent(
         "recorder", lambda **kw: RecordingAbyssal(stride=args.stride, network=args.network, **kw)

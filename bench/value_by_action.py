@@ -10,7 +10,7 @@ has the mean value near the win rate in every row; a kind whose gap differs from
 others' is where its leaves judge the position worse (or better) than the battles bear
 out.
 
-    python benchmarks/value_by_action.py data/ei2
+    pokegym bench value_by_action data/ei2
 """
 
 from __future__ import annotations
@@ -19,11 +19,6 @@ import argparse
 import sys
 from collections import defaultdict
 from pathlib import Path
-
-try:
-    import train.collection  # noqa: F401
-except ImportError:  # run from a checkout without installing the train package
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pokegym.world.data import Dex, load_dex
 from train.collection import read_collection

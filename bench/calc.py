@@ -26,7 +26,7 @@ The last line holds the figures: ``calc_in_range=<share> hits=<n> battles=<n>``
 (the latest are in docs/results.md).
 
 ``--engine`` also asks poke-engine's calculator (``pokegym engine build``) about the same
-hits (:mod:`pokegym.bench.engine_damage`) and reports the two side by side: the hits in
+hits (:mod:`bench.engine_damage`) and reports the two side by side: the hits in
 each range, in both, in only one, the hits the engine could not be given (by reason) and
 the biggest groups of hits where they disagree, each with an example. The last line then
 ends in ``engine_in_range=<share> engine_hits=<n>``.
@@ -44,12 +44,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from bench.engine_damage import ENGINE_GENERATION, EngineHit, EngineTally, score_hits
+from bench.log_replay import LogReplay
+from bench.log_state import Hit, Tally
 from pokegym.actions import ActionCodec
 from pokegym.agents import make_agent
 from pokegym.backends.sim import SimBattleSession
-from pokegym.bench.engine_damage import ENGINE_GENERATION, EngineHit, EngineTally, score_hits
-from pokegym.bench.log_replay import LogReplay
-from pokegym.bench.log_state import Hit, Tally
 from pokegym.engine import require_engine
 from pokegym.env import opponent_choice
 from pokegym.formats import resolve_format

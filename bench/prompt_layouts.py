@@ -11,8 +11,8 @@ ratio. No model is run unless ``--time`` is given: then each layout has its own 
 instance (its own prefix cache), the two score every decision's prompt one after the
 other (the same load for both), and the seconds per decision are printed as well.
 
-    python benchmarks/prompt_layouts.py --battles 3
-    python benchmarks/prompt_layouts.py --battles 1 --time --format gen9ou
+    pokegym bench prompt_layouts --battles 3
+    pokegym bench prompt_layouts --battles 1 --time --format gen9ou
 """
 
 from __future__ import annotations

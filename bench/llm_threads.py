@@ -7,7 +7,7 @@ call. With ``--hogs`` busy processes beside it, the machine is oversubscribed th
 loaded arena makes it; it prints the median seconds per count and their ratio, and what
 the backend's own choice (threads following the free cores) would use right now.
 
-    python benchmarks/llm_threads.py --hogs 4
+    pokegym bench llm_threads --hogs 4
 
 The hogs are stopped when the benchmark ends, also on Ctrl-C and SIGTERM.
 """
@@ -19,8 +19,7 @@ import os
 import statistics
 import time
 
-from llm_clock import cpu_hogs  # the sibling script (benchmarks/ is on sys.path when run)
-
+from bench.llm_clock import cpu_hogs
 from pokegym.llm import make_model
 from pokegym.llm.dtypes import free_cores
 

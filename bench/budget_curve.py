@@ -6,10 +6,10 @@ against the same opponent and seeds, one per time budget (``"distilled:budget=0.
 at every budget. For each budget: W-L with the Wilson 95 % interval, the seconds per
 decision the agent took (median and p95, from its own latencies in the journal), and
 against the reference budget the discordant pairs, McNemar's exact p-value and Newcombe's
-interval for the paired difference (as :mod:`benchmarks.paired` computes them). The plot
+interval for the paired difference (as :mod:`bench.paired` computes them). The plot
 draws the win rates with their intervals against the budget on a log scale.
 
-    python benchmarks/budget_curve.py --agent distilled --reference 0.5 \\
+    pokegym bench budget_curve --agent distilled --reference 0.5 \\
         0.1=runs/B01/s100 0.3=runs/B03/s100 0.5=runs/B05/s100 1=runs/B1/s100 \\
         --plot docs/img/budget_curve.png
 
@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from paired import _battles, load_outcomes, mcnemar_exact, newcombe_paired, paired_counts
-
+from bench.paired import _battles, load_outcomes, mcnemar_exact, newcombe_paired, paired_counts
 from pokegym.stats import percentile, wilson_interval
 
 

@@ -6,7 +6,7 @@ cache), then ``--tries`` more times: those calls compute only the options' own t
 their time is the cost of scoring the options over a long cached prompt. Run it on two
 commits to compare how the backend scores options (what docs/llm.md reports).
 
-    python benchmarks/llm_scoring.py --tokens 3500
+    pokegym bench llm_scoring --tokens 3500
 """
 
 from __future__ import annotations

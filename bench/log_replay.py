@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pokegym.bench.log_state import Hit, Mon, SideState, Tally
+from bench.log_state import Hit, Mon, SideState, Tally
 from pokegym.showdown.protocol import (
     Message,
     ProtocolReader,

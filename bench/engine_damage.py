@@ -1,6 +1,6 @@
 """poke-engine's damage calculator beside pokegym's on the hits of ``pokegym bench calc``.
 
-For every hit :class:`~pokegym.bench.log_replay.LogReplay` scored, :func:`engine_state`
+For every hit :class:`~bench.log_replay.LogReplay` scored, :func:`engine_state`
 builds poke-engine's ``State`` from the same snapshot: the attacker active on side one and
 the defender on side two, with their exact stats, HP, level, boosts, item, ability (none
 while suppressed), status, types, Tera, weight, fainted team-mates and the volatiles the
@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pokegym.bench.log_state import Hit
+from bench.log_state import Hit
 from pokegym.world.damage import Combatant, Field
 from pokegym.world.damage.tables import _RELEVANT_CALLBACKS as DAMAGE_CALLBACKS
 from pokegym.world.data import Dex

@@ -10,8 +10,8 @@ order. The digest is the sha256 of every agent's orders, one line each, in that 
 The same code and data give the same digest: a change to an agent or to what it reads
 (the world model, the belief, the network) that changes any decision changes it.
 
-    python benchmarks/decision_digest.py            # the digest
-    python benchmarks/decision_digest.py --orders   # and each agent's orders
+    pokegym bench decision_digest            # the digest
+    pokegym bench decision_digest --orders   # and each agent's orders
 """
 
 from __future__ import annotations

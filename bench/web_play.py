@@ -15,9 +15,9 @@ selenium's round trips are not counted:
 Baseline measured in the same run: the terminal front end of the same battle loop
 (``run_battle`` with scripted answers), seconds per decision without the agent's time.
 
-    python benchmarks/bench_web.py                     # 8 sessions x 10 battles vs random
-    python benchmarks/bench_web.py --quick             # 2 sessions x 1 battle
-    python benchmarks/bench_web.py --screenshot docs/img/web-play.png --sessions 1 --battles 1
+    pokegym bench web_play                     # 8 sessions x 10 battles vs random
+    pokegym bench web_play --quick             # 2 sessions x 1 battle
+    pokegym bench web_play --screenshot docs/img/web-play.png --sessions 1 --battles 1
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from pokegym.agents import make_agent
-from pokegym.play import TerminalFrontEnd, display_names, make_play_setup, run_battle
+from pokegym.play import PROMPT, TerminalFrontEnd, display_names, make_play_setup, run_battle
 from pokegym.stats import percentile
 from pokegym.web.app import make_server
 from pokegym.web.session import BattleManager, WebConfig
@@ -171,8 +171,6 @@ def agent_seconds(replays: Path) -> list[tuple[float, int]]:
 def terminal_baseline(opponent: str, battles: int) -> float:
     """The terminal front end's answer -> next prompt, minus the agent's time, per decision
     (what the web's click latency measures, with text instead of a page)."""
-    from pokegym.play import PROMPT
-
     gaps: list[float] = []
     agent = 0.0
     for seed in range(battles + 1):  # the first battle warms the simulator up, untimed

@@ -12,8 +12,8 @@ reference (the first variant), on the battles both played: the discordant pairs 
 won by the reference only, ``v``: by the variant only), McNemar's exact p-value and
 Newcombe's 95 % interval for the difference in win rate (paired, method 10).
 
-    python benchmarks/paired.py --agent mcts runs/m_plain runs/m_prior runs/m_network
-    python benchmarks/paired.py --agent mcts --names plain,prior runs/a/s1,runs/a/s2 \\
+    pokegym bench paired --agent mcts runs/m_plain runs/m_prior runs/m_network
+    pokegym bench paired --agent mcts --names plain,prior runs/a/s1,runs/a/s2 \\
         runs/b/s1,runs/b/s2
 
 A variant given as ``a,b`` joins several folders (e.g. one per seed).

@@ -8,8 +8,8 @@ failed or was stopped at its deadline) and calls skipped because they would not 
 time, with the CPU's capability and the dtype chosen for the
 model. The ratio of the two runs' p95 is measured in this one invocation.
 
-    python benchmarks/llm_clock.py --agents pokellmon --battles 3 --hogs 2
-    python benchmarks/llm_clock.py --agents "pokellmon;pokechamp:evaluator=distilled" --hogs 4
+    pokegym bench llm_clock --agents pokellmon --battles 3 --hogs 2
+    pokegym bench llm_clock --agents "pokellmon;pokechamp:evaluator=distilled" --hogs 4
 
 The hogs are stopped when the benchmark ends, also on Ctrl-C and SIGTERM.
 """

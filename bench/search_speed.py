@@ -17,7 +17,7 @@ it less than wall time; the ratios against ``shipped`` are measured in the same 
 world model is the compiled one when a build exists (``pokegym accel status``); run with
 ``POKEGYM_ACCEL=0`` for the Python modules.
 
-    python benchmarks/search_speed.py --battles 4 --rounds 3
+    pokegym bench search_speed --battles 4 --rounds 3
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 import policies.mcts as mcts
-from pokegym.bench.worldmodel_bench import play_and_score
+from bench.worldmodel import play_and_score
 from pokegym.world import _accel
 from pokegym.world.data import load_dex
 from pokegym.world.encoding import StateEncoder

@@ -1,4 +1,4 @@
-"""What :mod:`pokegym.bench.log_replay` tracks while it replays a battle log: each
+"""What :mod:`bench.log_replay` tracks while it replays a battle log: each
 Pokémon as the log shows it (:class:`Mon`), each side (:class:`SideState`), and the hits
 it observes with their predictions (:class:`Hit`, collected in a :class:`Tally`).
 """

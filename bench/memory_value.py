@@ -10,7 +10,7 @@ value for each ``--k``, and the blends for each ``--weights``. Intervals are boo
 resamples of whole held-out battles, and every difference to the network is paired on
 the same resamples.
 
-    python benchmarks/memory_value.py --data data/ao --rows 8000 --out runs/mem/value.json
+    pokegym bench memory_value --data data/ao --rows 8000 --out runs/mem/value.json
 
 The held-out battles are never in the memory, as in play, where the memory holds past
 battles only.
@@ -100,7 +100,7 @@ def evaluate(
     return result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="collection folder(s), comma-separated")
     parser.add_argument("--checkpoint", default=None, help="default: the shipped checkpoint")
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="JSON file for the results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     result = evaluate(
         args.checkpoint or str(default_checkpoint()),
         args.data,

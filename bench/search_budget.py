@@ -8,8 +8,8 @@ the deciding thread's CPU seconds per decision and the iterations per CPU second
 fixed ``iterations=`` budget, a figure that compares two versions of the code on the
 same battles).
 
-    python benchmarks/search_budget.py --agent distilled --battles 10
-    python benchmarks/search_budget.py --agent "distilled:budget=1" --opponent simple_heuristics
+    pokegym bench search_budget --agent distilled --battles 10
+    pokegym bench search_budget --agent "distilled:budget=1" --opponent simple_heuristics
 """
 
 from __future__ import annotations

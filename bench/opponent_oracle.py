@@ -29,9 +29,9 @@ seeded like ``pokegym compare --agents distilled,abyssal --seed S``, so battle `
 has the same teams and seeds as there; ``--paired FILE`` compares with an earlier run's
 per-battle results (exact McNemar test on the battles won by one run only), and
 ``--journal DIR`` keeps the battles as ``pokegym compare --out DIR`` does, so that
-``benchmarks/paired.py`` pairs them with compare runs by battle seed (Newcombe's interval).
+``bench/paired.py`` pairs them with compare runs by battle seed (Newcombe's interval).
 
-    python benchmarks/opponent_oracle.py --oracle reply --battles 200 --seed 11 \\
+    pokegym bench opponent_oracle --oracle reply --battles 200 --seed 11 \\
         --out runs/oracle/reply.json [--paired runs/oracle/none.json] [--agent anchor_margin=0]
 """
 
@@ -203,7 +203,7 @@ class OracleArena(Arena):
         return super()._decide(slot)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--oracle", choices=("reply", "sets", "state", "move", "both", "none"), default="reply"
@@ -225,9 +225,9 @@ def main() -> None:
         "--journal",
         type=Path,
         help="folder for the battles as `pokegym compare --out` keeps them (battles.jsonl: "
-        "benchmarks/paired.py pairs it with compare runs by battle seed)",
+        "bench/paired.py pairs it with compare runs by battle seed)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     _, options = parse_agent_spec("distilled:" + args.agent if args.agent else "distilled")
     if args.oracle in ("state", "move", "both"):  # the MCTS distilled
@@ -245,7 +245,7 @@ def main() -> None:
     started = time.perf_counter()
     if args.journal is None:
         result = arena.run()
-    else:  # the compare journal: benchmarks/paired.py pairs it by battle seed; resumable
+    else:  # the compare journal: bench/paired.py pairs it by battle seed; resumable
         args.journal.mkdir(parents=True, exist_ok=True)
         told, marker = {"oracle": args.oracle, "agent": args.agent}, args.journal / "oracle.json"
         if marker.exists() and json.loads(marker.read_text()) != told:  # resumed only as itself

@@ -9,7 +9,7 @@ one (wall-clock and CPU time: on a shared machine the wall-clock tail measures t
 scheduler). The named baseline is exact search (``IndexFlatL2``) at 10^5 entries, measured in
 the same run. Prints one line per size and a final summary line.
 
-    python benchmarks/bench_memory.py [--quick] [--memory DIR]
+    pokegym bench memory_latency [--quick] [--memory DIR]
 
 ``--memory DIR`` also times a real memory folder (``pokegym memorize``), queried with
 its own stored embeddings moved by a little noise (new states near past ones).
