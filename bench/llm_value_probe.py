@@ -33,10 +33,10 @@ from poke_env.player.battle_order import BattleOrder
 from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
 from pokegym.llm import ScoreRequest, make_model
-from pokegym.world.evaluation import HeuristicEvaluator
 from policies.abyssal import AbyssalPolicy
+from policies.core.battle import decision_state
+from policies.core.evaluation import HeuristicEvaluator
 from policies.distilled import DistilledPolicy
-from policies.minimax import decision_state
 from policies.pokechamp import BUCKET_VALUES, PokeChampPolicy, leaf_text
 from train.metrics import bootstrap_auc, roc_auc
 

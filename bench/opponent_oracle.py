@@ -58,9 +58,9 @@ from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action
 from policies.abyssal import AbyssalPolicy
 from policies.baselines import SimpleHeuristicsPolicy
+from policies.core.battle import decision_state
 from policies.distilled import DISTILLED_MCTS, DistilledPolicy
 from policies.mcts_agent import MCTSPolicy
-from policies.minimax import decision_state
 from policies.opponent_view import RuleReplyModel, order_action, reply_action
 
 

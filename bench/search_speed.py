@@ -36,11 +36,11 @@ import policies.mcts as mcts
 from bench.worldmodel import play_and_score
 from pokegym.world import _accel
 from pokegym.world.data import load_dex
-from pokegym.world.encoding import StateEncoder
-from pokegym.world.evaluation import HeuristicEvaluator, terminal_value
 from pokegym.world.priors.sources import prior_for_format
 from pokegym.world.state import BattleState
 from pokegym.world.transition import TransitionModel
+from policies.core.encoding import StateEncoder
+from policies.core.evaluation import HeuristicEvaluator, terminal_value
 from policies.distilled import ValueNetEvaluator
 from policies.mcts_agent import AnchoredPrior, HeuristicPrior, WorldGame
 from policies.value_net import agent_network

@@ -44,12 +44,12 @@ from pokegym.formats import BattleFormat, resolve_format
 from pokegym.showdown.simulator import Simulator
 from pokegym.teams import builtin_pool
 from pokegym.world import _accel, priors
-from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.data import Dex, load_dex, to_id
-from pokegym.world.encoding import StateEncoder
 from pokegym.world.sets import PokemonSet
 from pokegym.world.state import BattleState, opponent_mon_state, state_from_battle
 from pokegym.world.transition import Action, TransitionModel
+from policies.core.action_prior import HeuristicPrior
+from policies.core.encoding import StateEncoder
 
 Determinizer = Callable[[AbstractBattle, list[PokemonSet]], dict[str, PokemonSet]]
 

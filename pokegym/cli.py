@@ -388,12 +388,6 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--port", type=int, default=8765, help="port to listen on")
     replay.set_defaults(func=_replay)
 
-    replays = sub.add_parser("replays", help="Showdown replays as data: replays export|show|check")
-    replays.add_argument("rest", nargs=argparse.REMAINDER, help="export, show or check (--help)")
-    replays.set_defaults(
-        func=lambda args: importlib.import_module("pokegym.replays.cli").main(args.rest)
-    )
-
     puzzles = sub.add_parser("puzzles", help="puzzle suites: puzzles build|run|list")
     puzzles.add_argument("rest", nargs=argparse.REMAINDER, help="build, run or list (--help)")
     puzzles.set_defaults(

@@ -29,7 +29,6 @@ from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
 from pokegym.world.data import load_dex
-from pokegym.world.evaluation import HeuristicEvaluator
 from pokegym.world.priors import belief_for
 from pokegym.world.transition import TransitionModel
 from policies.base import Policy
@@ -41,6 +40,7 @@ from policies.core.engine_state import (
     import_engine,
     unseen_opponents,
 )
+from policies.core.evaluation import HeuristicEvaluator
 from policies.core.root_rerank import opponent_policy, rerank
 
 log = logging.getLogger(__name__)

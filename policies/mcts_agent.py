@@ -50,16 +50,16 @@ from pokegym.llm import LLMError, call_deadline
 from pokegym.observation import ObservationEncoder
 from pokegym.text import BattlePrompter
 from pokegym.text.prompts import LAYOUTS
-from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.data import load_dex
-from pokegym.world.evaluation import HeuristicEvaluator, terminal_value
 from pokegym.world.priors import battle_format, belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
+from policies.core.action_prior import HeuristicPrior
 from policies.core.anchors import ANCHORS, anchor_policy
 from policies.core.battle import decision_state, legal_actions, root_actions, world_action
 from policies.core.deadline import seconds_left
+from policies.core.evaluation import HeuristicEvaluator, terminal_value
 from policies.core.evaluators import ValueNetEvaluator
 from policies.core.priors import AnchoredPrior
 from policies.core.state_key import outcome_key

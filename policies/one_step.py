@@ -27,11 +27,11 @@ from poke_env.battle import AbstractBattle, Move, Pokemon
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder, SingleBattleOrder
 
 from pokegym.world.data import Dex, load_dex, to_id
-from pokegym.world.lookahead import HitOutlook, Lookahead, one_step_lookahead
 from pokegym.world.priors import BeliefState
 from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import TransitionModel
 from policies.base import Policy
+from policies.core.lookahead import HitOutlook, Lookahead, one_step_lookahead
 
 # A switch-in must survive at least this many of the opponent's best hits.
 MIN_SWITCH_SURVIVAL = 2

@@ -1,13 +1,13 @@
 """A learned model of what opponents play: a conditional logit over the opponent's actions.
 
 The MCTS predicts the opponent through its prior for side 1 (PUCT). The damage prior
-(:class:`~pokegym.world.action_prior.HeuristicPrior`) puts nearly all of that mass on the
+(:class:`~policies.core.action_prior.HeuristicPrior`) puts nearly all of that mass on the
 strongest attack, where real opponents also switch out of bad matchups, set hazards, heal,
 set up and spread status. :class:`OpponentPrior` scores each legal action of a side by a
 weighted sum of a few features of the position that players of the game weigh (the share
 of the target's HP an attack takes, whether it knocks out, a threatened Pokémon's way out,
 a hazard not yet laid, HP missing for a recovery move, ...;
-:data:`~pokegym.world.action_features.FEATURES`) and turns the
+:data:`~policies.core.action_features.FEATURES`) and turns the
 scores into probabilities with a softmax over the legal actions: a *conditional logit*,
 the multinomial model of discrete choice.
 
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pokegym.world.action_features import FEATURES, ActionFeatures
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
+from policies.core.action_features import FEATURES, ActionFeatures
 
 DEFAULT_MODEL = Path(__file__).parent / "checkpoints" / "opponent-prior.json"
 

@@ -1,6 +1,6 @@
 """``pokechamp``: the three LLM roles of PokéChamp inside the simultaneous-move minimax.
 
-The frame is :class:`policies.minimax.MinimaxPolicy` (world-model state from the battle,
+The frame is :class:`policies.core.maximin.MinimaxPolicy` (world-model state from the battle,
 opponent sets from the priors, iterative-deepening maximin ``max_a min_b`` under a
 deadline, batched and cached leaf evaluation); this agent fills its roles with a
 language model:
@@ -56,15 +56,15 @@ from poke_env.player.battle_order import BattleOrder
 from pokegym.llm import LanguageModel, LLMError, ScoreRequest, call_deadline, choose
 from pokegym.text import VALUE_BUCKETS, BattlePrompter
 from pokegym.world.data import Dex
-from pokegym.world.evaluation import HeuristicEvaluator
-from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action, TransitionModel
 from policies.core.battle import root_actions
+from policies.core.evaluation import HeuristicEvaluator
 from policies.core.evaluators import ValueNetEvaluator
+from policies.core.lookahead import one_step_lookahead
+from policies.core.maximin import DEADLINE_MARGIN, MinimaxPolicy
 from policies.llm_common import DEFAULT_MODEL, Deadline, ModelHandle, TurnClock, _model_options
-from policies.minimax import DEADLINE_MARGIN, MinimaxPolicy
 from policies.search import (
     Evaluator,
     LookaheadProposer,

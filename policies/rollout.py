@@ -5,7 +5,7 @@ the two actives. What it cannot see is what the next turns do to that judgement:
 Pokémon that comes in after a knock-out, a boosted attacker sweeping, a faster one
 finishing a weakened foe. :class:`RolloutEvaluator` plays a few turns from the leaf first,
 both sides choosing greedily (the damage prior's best-scored action,
-:class:`~pokegym.world.action_prior.HeuristicPrior`), on the world model's expected turn,
+:class:`~policies.core.action_prior.HeuristicPrior`), on the world model's expected turn,
 and then asks the inner evaluator for the value of the state it reached. Classic MCTS
 plays out to the end with a cheap policy; here the playout is truncated and the
 inner evaluator (hand-written or the value network) values where it stops.
@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pokegym.world.action_prior import HeuristicPrior
-from pokegym.world.evaluation import terminal_value
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
+from policies.core.action_prior import HeuristicPrior
 from policies.core.battle import legal_actions
+from policies.core.evaluation import terminal_value
 
 
 class RolloutEvaluator:

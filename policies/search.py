@@ -43,11 +43,11 @@ from typing import Protocol
 
 import numpy as np
 
-from pokegym.world.evaluation import terminal_value
-from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.core.battle import legal_actions
+from policies.core.evaluation import terminal_value
+from policies.core.lookahead import one_step_lookahead
 from policies.core.state_key import state_key
 from policies.mcts import Evaluator, collector_paused
 

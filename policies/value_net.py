@@ -1,7 +1,7 @@
 """The distilled value network: a small MLP over the encoding of world-model states.
 
-The network reads :class:`~pokegym.world.encoding.StateEncoder`'s fixed-length encoding of a
-world-model state (its layout: :func:`~pokegym.world.encoding.state_layout_table`) and
+The network reads :class:`~policies.core.encoding.StateEncoder`'s fixed-length encoding of a
+world-model state (its layout: :func:`~policies.core.encoding.state_layout_table`) and
 answers side 0's chance to win, as a correction to the hand-written evaluator's logit
 (and, optionally, a language-model score head and a policy head over the observation).
 
@@ -28,15 +28,15 @@ from safetensors.numpy import load_file, save_file
 
 from pokegym.errors import PokegymError
 from pokegym.files import atomic_write_json
-from pokegym.world.encoding import (
+from pokegym.world.state import BattleState
+from pokegym.world.transition import Action
+from policies.core.encoding import (
     HEURISTIC_INDEX,
     STATE_ENCODER_VERSION,
     STATE_FEATURES,
     StateEncoder,
     state_layout_table,
 )
-from pokegym.world.state import BattleState
-from pokegym.world.transition import Action
 
 CHECKPOINT_FORMAT = "pokegym-distilled"
 CHECKPOINT_VERSION = 1

@@ -178,3 +178,91 @@ def test_states_pickled_by_one_build_load_in_the_other(
     )
     assert again == after
     assert after.sides[1].active_mon.hp < 300  # the turn did something
+
+
+def test_policies_core_is_registered_as_an_extension_of_the_build() -> None:
+    from policies import core
+
+    found = {e.package: e for e in _accel.registered_extensions()}
+    assert set(found) == {"policies.core"}
+    extension = found["policies.core"]
+    assert extension.modules == core.COMPILED
+    assert extension.directory == Path(core.__file__).parent
+    assert set(extension.sources()) == set(core.COMPILED)
+
+
+def _fake_build(tmp_path: Path, extension: _accel.Extension, sources: dict[str, str]) -> Path:
+    """A build folder whose manifest records ``sources`` for ``extension``, with its files."""
+    folder = tmp_path / "build"
+    for name in extension.files():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"")
+    manifest = {"extensions": {extension.package: {"modules": list(extension.modules),
+                                                   "sources": sources}}}  # fmt: skip
+    (folder / _accel.MANIFEST).write_text(__import__("json").dumps(manifest))
+    return folder
+
+
+def test_an_extension_loads_compiled_only_for_the_sources_the_build_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "pkg"
+    source.mkdir()
+    (source / "leaf.py").write_text("VALUE = 1\n")
+    extension = _accel.Extension("pkg", ("leaf",), source)
+    folder = _fake_build(tmp_path, extension, extension.sources())
+    monkeypatch.setattr(_accel, "_EXTENSIONS", {})
+    compiled = _accel.AccelStatus(True, "compiled build", folder, "digest")
+    monkeypatch.setattr(_accel, "_STATUS", compiled)
+
+    path = [str(source)]
+    _accel.activate_extension("pkg", path, ("leaf",))
+    assert path == [str(folder / "pkg"), str(source)]
+    assert _accel.extension_status()["pkg"] == "compiled build"
+
+    (source / "leaf.py").write_text("VALUE = 2\n")  # edited since the build
+    path = [str(source)]
+    _accel.activate_extension("pkg", path, ("leaf",))
+    assert path == [str(source)]
+    assert "other sources" in _accel.extension_status()["pkg"]
+
+    monkeypatch.setattr(_accel, "_STATUS", _accel.AccelStatus(False, "off", None, ""))
+    _accel.activate_extension("pkg", path, ("leaf",))  # never without the world model's build
+    assert path == [str(source)]
+    assert "not compiled" in _accel.extension_status()["pkg"]
+
+
+def test_a_build_missing_an_extension_is_rebuilt(tmp_path: Path) -> None:
+    source = tmp_path / "pkg"
+    source.mkdir()
+    (source / "leaf.py").write_text("VALUE = 1\n")
+    extension = _accel.Extension("pkg", ("leaf",), source)
+    folder = _fake_build(tmp_path, extension, extension.sources())
+    assert _accel._extensions_current(folder, [extension])
+    (source / "leaf.py").write_text("VALUE = 2\n")
+    assert not _accel._extensions_current(folder, [extension])
+    (source / "leaf.py").write_text("VALUE = 1\n")
+    next(iter(folder.glob("pkg/*"))).unlink()
+    assert not _accel._extensions_current(folder, [extension])
+
+
+@pytest.mark.slow
+def test_the_agents_leaf_helpers_load_compiled_with_the_world_model(compiled_build: Path) -> None:
+    out = _python(
+        """
+        import policies.core.evaluation as evaluation, policies.core.encoding as encoding
+        from pokegym.world import _accel
+        print(evaluation.__file__, encoding.__file__, _accel.extension_status())
+        """,
+        POKEGYM_ACCEL="1",
+    )
+    assert out.count(str(compiled_build / "policies.core")) == 2, out
+    assert "'policies.core': 'compiled build'" in out
+    off = _python(
+        """
+        import policies.core.evaluation as evaluation
+        print(evaluation.__file__)
+        """,
+        POKEGYM_ACCEL="0",
+    )
+    assert off.strip().endswith("policies/core/evaluation.py")

@@ -149,4 +149,4 @@ def test_the_graph_sees_imports_inside_functions_and_relative_ones(tmp_path):
     }
     graph = import_graph()
     assert "policies.core.deadline" in graph and "pokegym.world.data" in graph
-    assert "pokegym.world.priors" in graph["policies.minimax"]
+    assert "pokegym.world.priors" in graph["policies.core.maximin"]

@@ -515,10 +515,10 @@ def test_the_opponent_floor_spreads_the_search_over_the_opponent_s_actions():
 
     from bench.worldmodel import play_and_score
     from pokegym.world.data import load_dex
-    from pokegym.world.encoding import StateEncoder
-    from pokegym.world.evaluation import terminal_value
     from pokegym.world.transition import TransitionModel
     from policies.core.battle import legal_actions
+    from policies.core.encoding import StateEncoder
+    from policies.core.evaluation import terminal_value
     from policies.core.evaluators import ValueNetEvaluator
     from policies.mcts_agent import MCTSPolicy, WorldGame
 
@@ -622,10 +622,10 @@ def test_the_switch_prior_favours_leaving_a_threat_for_a_pokemon_that_takes_it()
     Corviknight (immune to Ground) gets more prior than to Tyranitar (weak to Ground), and
     both more than a plain switch; Garchomp itself, not threatened by Heatran, gets no
     bonus for switching."""
-    from pokegym.world.action_prior import HeuristicPrior
     from pokegym.world.data import load_dex
     from pokegym.world.state import BattleState, SideState
     from pokegym.world.transition import TransitionModel
+    from policies.core.action_prior import HeuristicPrior
 
     dex = load_dex(9)
     model = TransitionModel(dex)

@@ -189,8 +189,10 @@ def test_wrong_password_at_the_login_server(login_server):
     ]
 
 
-@pytest.mark.parametrize("url", ["http://login.example.org/action.php",
-                                 "ftp://127.0.0.1/action.php", "login.example.org"])
+@pytest.mark.parametrize(
+    "url",
+    ["http://login.example.org/action.php", "ftp://127.0.0.1/action.php", "login.example.org"],
+)
 def test_no_password_goes_to_a_login_server_over_plain_http(url):
     # Refused before anything is sent (no network needed); the message names the rule.
     with pytest.raises(PasswordError, match="https://") as caught:

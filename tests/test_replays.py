@@ -228,10 +228,10 @@ def test_compare_views_finds_each_kind_of_difference():
 def test_export_writes_a_collection_that_distill_reads(played, tmp_path):
     import numpy as np
 
-    from pokegym.replays.export import COLUMNS, ExportConfig, export_replays
     from train.collection import SCHEMA, read_collection
     from train.dataset import load_dataset
     from train.distill import DistillConfig
+    from train.replays_export import COLUMNS, ExportConfig, export_replays
 
     _, folder = played
     # The same columns and types as `pokegym collect` writes.
@@ -281,9 +281,9 @@ def test_rows_are_encoded_as_collect_encodes_them():
     from pokegym.backends.sim import SimBattleSession
     from pokegym.formats import resolve_format
     from pokegym.replays.decisions import DecisionPoint
-    from pokegym.replays.export import Encoders, decision_row
     from pokegym.replays.view import Decision
     from train.collect import CollectConfig, _Worker
+    from train.replays_export import Encoders, decision_row
 
     worker = _Worker(CollectConfig(agents=["random"], progress=False))
     try:
@@ -403,8 +403,8 @@ def test_views_agree_with_team_preview_and_with_dynamax(battle_format):
 def test_writing_a_collection_without_pyarrow_says_what_to_install(monkeypatch, tmp_path):
     import sys
 
-    from pokegym.collection_format import write_shard
     from pokegym.errors import PokegymError
+    from train.collection_format import write_shard
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now fails
     with pytest.raises(PokegymError, match=r"pokegym\[distill\]"):

@@ -11,10 +11,10 @@ from helpers import FakeClock
 
 from pokegym.arena import ArenaConfig, run_arena
 from pokegym.world.data import load_dex
-from pokegym.world.evaluation import HeuristicEvaluator, terminal_value
 from pokegym.world.sets import compute_stats
 from pokegym.world.state import BattleState, MonState, SideState
 from pokegym.world.transition import TransitionModel
+from policies.core.evaluation import HeuristicEvaluator, terminal_value
 from policies.search import LookaheadProposer, MinimaxSearch
 
 

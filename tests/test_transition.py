@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from pokegym.world.data import load_dex
-from pokegym.world.lookahead import one_step_lookahead
 from pokegym.world.sets import compute_stats
 from pokegym.world.speed import action_speed, effective_speed
 from pokegym.world.state import BattleState, MonState, SideState
 from pokegym.world.transition import TransitionModel
+from policies.core.lookahead import one_step_lookahead
 
 
 @pytest.fixture(scope="module")

@@ -65,7 +65,6 @@ from tqdm import tqdm
 from pokegym.actions import ActionCodec
 from pokegym.agents import make_agent
 from pokegym.backends.sim import SimBattleSession
-from pokegym.collection_format import encodings
 from pokegym.env import opponent_choice
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.formats import resolve_format
@@ -82,9 +81,9 @@ from pokegym.scale.resources import split_resources, worker_resources
 from pokegym.showdown.simulator import Simulator
 from pokegym.teams import builtin_pool
 from pokegym.world.data import load_dex
-from pokegym.world.lookahead import lookahead_features
 from pokegym.world.transition import TransitionModel
 from policies.core.battle import decision_state, root_actions, world_action
+from policies.core.lookahead import lookahead_features
 from policies.value_net import StateEncoder, action_label
 from train.collection import (
     MANIFEST,
@@ -93,6 +92,7 @@ from train.collection import (
     collected_battles,
     write_shard,
 )
+from train.collection_format import encodings
 from train.config import config_parser, field_docs
 
 MAX_TURNS = 300

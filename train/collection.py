@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pokegym.collection_format import (
+from train.collection_format import (
     LOOKAHEAD_FEATURES,
     MANIFEST,
     READABLE_VERSIONS,

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from pokegym.arena import Arena, ArenaConfig
-from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.data import load_dex
 from pokegym.world.transition import TransitionModel
+from policies.core.action_prior import HeuristicPrior
 from policies.core.battle import decision_state, legal_actions
 from policies.opponent_model import FEATURES, ActionFeatures, OpponentModel, softmax
 from policies.opponent_view import reply_action

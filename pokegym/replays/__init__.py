@@ -1,6 +1,7 @@
 """Showdown replays as data: read the replay site's files and pokegym's own logs, replay
-either player's view into poke-env battle objects decision by decision, and export the
-decisions as a collection that ``pokegym distill`` reads (docs/replays.md)."""
+either player's view into poke-env battle objects decision by decision (docs/replays.md).
+The export of those decisions as a training collection, and the ``pokegym replays``
+command, are in the training layer (:mod:`train.replays_export`, :mod:`train.replays_cli`)."""
 
 from pokegym.replays.decisions import DecisionPoint, Ending, ReplayAction, decision_points, ending
 from pokegym.replays.files import (

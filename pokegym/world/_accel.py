@@ -1,6 +1,7 @@
-"""The compiled world model: speed, state, the damage calculator, transition, the leaf
-evaluation (the hand-written value and the state encoding), the damage prior over
-actions and the actions' features for the opponent model, built with mypyc.
+"""The compiled world model: speed, state, the damage calculator and transition, built
+with mypyc, together with the modules of the layers above that call them on every search
+node and register through the ``pokegym.accel`` entry-point group (the agents' leaf
+evaluation, state encoding, damage prior and action features in ``policies.core``).
 
 The Python modules stay the source of truth. ``pokegym accel build`` (``make setup``
 runs it) compiles a snapshot of them with mypyc into
@@ -11,6 +12,14 @@ its ``__path__`` when a complete build for the *current* sources exists, so
 a source edited since, another Python) it loads the Python files, silently.
 ``POKEGYM_ACCEL=0`` turns the compiled build off; ``pokegym accel status`` says which
 one is in use and why.
+
+A registered package (an *extension*) is compiled into the same build, so that its
+modules call the world model's classes natively, but pokegym never imports it: the
+entry point names the package's tuple of module names, read only when building, and the
+package's own ``__init__`` calls :func:`activate_extension`, which loads its compiled
+modules only when the world model's build is in use and the package's sources are the ones
+the build recorded (an edit there falls back to its Python modules and leaves the world
+model compiled).
 
 Both builds produce the same states (``pokegym bench worldmodel`` prints a digest of
 them, and a test compares the two). The compiled classes cannot be subclassed or
@@ -45,7 +54,7 @@ from pokegym.showdown.install import cache_home
 MODULES = (
     "speed", "state", "damage.tables", "damage.moves", "damage.combatant", "damage.context",
     "damage.stats", "damage.power", "damage.calculator", "state_damage", "move_effects",
-    "transition", "evaluation", "encoding", "action_prior", "action_features",
+    "transition",
 )  # fmt: skip
 # The extension module holding the compiled code of all of them (mypyc's shared library).
 GROUP = "pokegym.world._compiled"
@@ -53,6 +62,9 @@ GROUP = "pokegym.world._compiled"
 RECIPE = "mypyc-1"
 ENV_SWITCH = "POKEGYM_ACCEL"
 MANIFEST = "manifest.json"
+# Packages of the layers above compiled into the build: ``name = "package:ATTRIBUTE"``,
+# the attribute a tuple of module names below the package.
+EXTENSION_GROUP = "pokegym.accel"
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -72,6 +84,28 @@ class AccelStatus:
 
 
 _STATUS: AccelStatus | None = None
+_EXTENSIONS: dict[str, str] = {}  # package -> what activate_extension decided, in words
+
+
+@dataclass(frozen=True)
+class Extension:
+    """A package of a layer above compiled into the build."""
+
+    package: str  # e.g. "policies.core"
+    modules: tuple[str, ...]  # below the package, e.g. ("evaluation", "encoding")
+    directory: Path  # the package's folder
+
+    def sources(self) -> dict[str, str]:
+        """Module -> SHA-256 of its source."""
+        return {
+            name: hashlib.sha256((self.directory / _source_path(name)).read_bytes()).hexdigest()
+            for name in self.modules
+        }
+
+    def files(self) -> list[str]:
+        """The compiled files below the build's folder."""
+        suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        return [f"{self.package}/{name.replace('.', '/')}{suffix}" for name in self.modules]
 
 
 def accel_root() -> Path:
@@ -150,6 +184,73 @@ def activate_subpackage(package_path: list[str], name: str) -> None:
             package_path.insert(0, folder)
 
 
+def activate_extension(package: str, package_path: list[str], modules: tuple[str, ...]) -> None:
+    """Put the build's compiled modules of ``package`` first on its ``__path__`` when the
+    world model's build is in use and holds them for the package's current sources (called
+    by the package's ``__init__``, which stays Python; never raises)."""
+    if _STATUS is None or not _STATUS.compiled or _STATUS.folder is None:
+        _EXTENSIONS[package] = "Python modules (the world model is not compiled)"
+        return
+    folder = _STATUS.folder
+    try:
+        recorded = json.loads((folder / MANIFEST).read_text()).get("extensions", {}).get(package)
+        extension = Extension(package, tuple(modules), Path(package_path[-1]))
+        current = extension.sources()
+    except (OSError, ValueError, AttributeError) as exc:
+        _EXTENSIONS[package] = f"Python modules ({exc})"
+        return
+    if not recorded or recorded.get("sources") != current:
+        _EXTENSIONS[package] = (
+            "Python modules: the build holds other sources for them (`pokegym accel build`)"
+        )
+        return
+    if not all((folder / name).is_file() for name in extension.files()):
+        _EXTENSIONS[package] = "Python modules: the build is incomplete (`pokegym accel build`)"
+        return
+    compiled = str(folder / package)
+    if compiled not in package_path:
+        package_path.insert(0, compiled)
+    _EXTENSIONS[package] = "compiled build"
+
+
+def extension_status() -> dict[str, str]:
+    """Package -> which modules it loads, for the extensions imported so far."""
+    return dict(_EXTENSIONS)
+
+
+def registered_extensions() -> list[Extension]:
+    """The packages registered in the ``pokegym.accel`` entry-point group (importing them:
+    for building and reporting only)."""
+    found = []
+    for entry in sorted(importlib.metadata.entry_points(group=EXTENSION_GROUP), key=str):
+        package = entry.value.split(":")[0].strip()
+        try:
+            modules = tuple(entry.load())
+            directory = Path(importlib.import_module(package).__path__[-1])
+        except Exception as exc:  # a broken package must not stop the world model's build
+            raise AccelBuildError(
+                f"the compiled-build extension {entry.name} ({entry.value}) "
+                f"could not be read: {exc}"
+            ) from exc
+        found.append(Extension(package, modules, directory))
+    return found
+
+
+def _extensions_current(folder: Path, extensions: list[Extension]) -> bool:
+    """Whether a build holds every registered extension for its current sources."""
+    try:
+        recorded = json.loads((folder / MANIFEST).read_text()).get("extensions", {})
+    except (OSError, ValueError):
+        return False
+    for extension in extensions:
+        entry = recorded.get(extension.package)
+        if not entry or entry.get("sources") != extension.sources():
+            return False
+        if not all((folder / name).is_file() for name in extension.files()):
+            return False
+    return True
+
+
 def status() -> AccelStatus:
     """What :func:`activate` decided for this process, checked against the modules that
     were actually imported."""
@@ -175,14 +276,15 @@ def describe() -> str:
 
 
 # The compile step, run in a child process (mypyc and setuptools change the process's
-# working directory and global state): argv = source folder, output folder, opt level.
+# working directory and global state): argv = source folder, output folder, opt level,
+# then the modules' files relative to the source folder.
 _COMPILE_SCRIPT = """
 import os, sys
 work, out, opt = sys.argv[1], sys.argv[2], sys.argv[3]
 os.chdir(work)
 from mypyc.build import mypycify
 from setuptools import setup
-modules = [f"pokegym/world/{name.replace('.', '/')}.py" for name in sys.argv[4:]]
+modules = sys.argv[4:]
 extensions = mypycify(["--follow-imports=silent", "--ignore-missing-imports", *modules],
                       opt_level=opt, group_name=os.environ["POKEGYM_ACCEL_GROUP"])
 setup(name="pokegym-world-compiled", ext_modules=extensions,
@@ -201,11 +303,18 @@ def _mypy_version() -> str:
 
 
 def build(
-    root: Path | None = None, *, force: bool = False, opt_level: str = "3", log: bool = False
+    root: Path | None = None,
+    *,
+    force: bool = False,
+    opt_level: str = "3",
+    log: bool = False,
+    extensions: list[Extension] | None = None,
 ) -> Path:
     """Compile the modules (about a minute of CPU) and return the build's folder.
 
-    An existing complete build for the same sources is returned as is unless ``force``.
+    ``extensions``: the packages compiled with the world model (default: the registered
+    ones, :func:`registered_extensions`). An existing complete build for the same sources is
+    returned as is unless ``force``.
     The sources are snapshotted first, so an edit during the build cannot produce a
     build that claims sources it was not compiled from. Ctrl-C or SIGTERM stops the
     compiler and removes the partial build.
@@ -215,36 +324,54 @@ def build(
             the end of the compiler's output).
     """
     root = root or accel_root()
+    extensions = registered_extensions() if extensions is None else extensions
     if not force:
         with contextlib.suppress(OSError):
             existing = find_build(root)
-            if existing is not None:
+            if existing is not None and _extensions_current(existing, extensions):
                 return existing
     mypy_version = _mypy_version()
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
     try:
         shutil.copytree(_PACKAGE_DIR.parent, work / "pokegym", ignore=_not_python)
+        paths = [f"pokegym/world/{_source_path(name)}" for name in MODULES]
+        snapshots = []
+        for extension in extensions:
+            top = extension.package.split(".")[0]
+            depth = extension.package.count(".")
+            top_dir = extension.directory.parents[depth - 1] if depth else extension.directory
+            if not (work / top).exists():
+                shutil.copytree(top_dir, work / top, ignore=_not_python)
+            folder = work / extension.package.replace(".", "/")
+            snapshots.append(Extension(extension.package, extension.modules, folder))
+            paths += [f"{extension.package.replace('.', '/')}/{_source_path(name)}"
+                      for name in extension.modules]  # fmt: skip
         digest = sources_digest(work / "pokegym" / "world")
         target = root / digest
         existing = find_build(root, digest)
-        if existing is not None and not force:
+        if existing is not None and not force and _extensions_current(existing, snapshots):
             return existing
         out = work / "out"
         started = time.monotonic()
         cpu_before = os.times()
-        output = _run_compiler(work, out, opt_level, log)
+        output = _run_compiler(work, out, opt_level, log, paths)
         cpu_after = os.times()
         staged = work / "staged"
         staged.mkdir()
-        built = out / "pokegym" / "world"
-        for name in _expected_files():
-            if not (built / name).is_file():
+        moves = [(out / "pokegym" / "world" / name, name) for name in _expected_files()]
+        for extension in snapshots:
+            moves += [(out / extension.package.replace(".", "/") / name.split("/", 1)[1], name)
+                      for name in extension.files()]  # fmt: skip
+        for source, name in moves:
+            if not source.is_file():
                 raise AccelBuildError(f"mypyc did not produce {name}:\n{output[-3000:]}")
             (staged / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(built / name), staged / name)
+            shutil.move(str(source), staged / name)
         manifest = {
             "digest": digest, "recipe": RECIPE, "modules": list(MODULES),
+            "extensions": {e.package: {"modules": list(e.modules), "sources": e.sources()}
+                           for e in snapshots},
             "python": sys.version.split()[0], "abi": _abi_tag(), "mypy": mypy_version,
             "opt_level": opt_level, "built_at": time.strftime("%Y-%m-%d %H:%M:%S"),
             "wall_seconds": round(time.monotonic() - started, 1),
@@ -273,9 +400,9 @@ def _not_python(folder: str, names: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
-def _run_compiler(work: Path, out: Path, opt_level: str, log: bool) -> str:
+def _run_compiler(work: Path, out: Path, opt_level: str, log: bool, paths: list[str]) -> str:
     env = {**os.environ, "POKEGYM_ACCEL_GROUP": GROUP, ENV_SWITCH: "0"}
-    command = [sys.executable, "-c", _COMPILE_SCRIPT, str(work), str(out), opt_level, *MODULES]
+    command = [sys.executable, "-c", _COMPILE_SCRIPT, str(work), str(out), opt_level, *paths]
     process = subprocess.Popen(
         command, cwd=work, env=env, stdout=None if log else subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -337,12 +464,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.action == "build":
         started = time.monotonic()
+        extensions = registered_extensions()
         existing = None if args.force else find_build()
-        if existing is not None:
+        if existing is not None and _extensions_current(existing, extensions):
             print(f"compiled world model: up to date ({existing})")
             return 0
-        print(f"compiling pokegym.world.{{{','.join(MODULES)}}} with mypyc ...", flush=True)
-        folder = build(force=args.force, log=args.verbose)
+        names = [f"pokegym.world.{{{','.join(MODULES)}}}"]
+        names += [f"{e.package}.{{{','.join(e.modules)}}}" for e in extensions]
+        print(f"compiling {' and '.join(names)} with mypyc ...", flush=True)
+        folder = build(force=args.force, log=args.verbose, extensions=extensions)
         manifest = json.loads((folder / MANIFEST).read_text())
         print(f"built in {time.monotonic() - started:.0f} s "
               f"(compiler CPU {manifest['cpu_seconds']} s): {folder}")  # fmt: skip
@@ -360,4 +490,6 @@ def main(argv: list[str] | None = None) -> int:
         manifest = json.loads((folder / MANIFEST).read_text())
         print(f"build: mypy {manifest['mypy']}, Python {manifest['python']}, "
               f"built {manifest['built_at']}")  # fmt: skip
+    for extension in registered_extensions():  # importing each package activates it
+        print(f"{extension.package}: {_EXTENSIONS.get(extension.package, 'not imported')}")
     return 0

@@ -11,5 +11,22 @@ evaluators, priors and anchors the agents compose with a search.
 - :mod:`policies.core.evaluators`: the value network's leaf evaluator;
 - :mod:`policies.core.priors`: the anchored prior over actions;
 - :mod:`policies.core.anchors`: the rule-based agents that can anchor a search;
-- :mod:`policies.core.deadline`: the deadline rule of the time-budgeted searches.
+- :mod:`policies.core.deadline`: the deadline rule of the time-budgeted searches;
+- :mod:`policies.core.evaluation`: the hand-written leaf value and the terminal value;
+- :mod:`policies.core.encoding`: a world-model state as the value network's input;
+- :mod:`policies.core.action_prior`: the damage prior over a side's actions;
+- :mod:`policies.core.action_features`: each action's features for the opponent model;
+- :mod:`policies.core.lookahead`: the one-step lookahead (each move's damage and KO
+  chances, each switch's threat) that proposers, rule agents and collections read.
+
+The modules in :data:`COMPILED` run on every search node; ``pokegym accel build`` compiles
+them with the world model (registered in the ``pokegym.accel`` entry-point group), and this
+package loads the compiled ones when that build matches their sources.
 """
+
+from pokegym.world import _accel
+
+# Compiled with the world model's build (pokegym.world._accel), which they call natively.
+COMPILED = ("evaluation", "encoding", "action_prior", "action_features")
+
+_accel.activate_extension(__name__, __path__, COMPILED)

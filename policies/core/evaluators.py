@@ -1,5 +1,5 @@
 """Leaf evaluators of the searches beyond the hand-written one
-(:class:`~pokegym.world.evaluation.HeuristicEvaluator`): :class:`ValueNetEvaluator`, the
+(:class:`~policies.core.evaluation.HeuristicEvaluator`): :class:`ValueNetEvaluator`, the
 distilled value network over the world-model state encoding, optionally blended with an
 experience memory and the hand-written value. (The rollout evaluator is
 :class:`policies.rollout.RolloutEvaluator`.)

@@ -1,7 +1,7 @@
 """A prior over actions for the searches (:class:`~policies.mcts.Prior`, the Protocol the
 MCTS takes) that moves part of the root's mass onto one favoured action: :class:`AnchoredPrior`.
 
-The priors themselves: the damage prior (:class:`~pokegym.world.action_prior.HeuristicPrior`),
+The priors themselves: the damage prior (:class:`~policies.core.action_prior.HeuristicPrior`),
 the fitted opponent model (:class:`~policies.opponent_model.OpponentPrior`), and at the root
 the value network's policy head or a language model (``prior=`` of the ``mcts`` agent).
 """

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from pokegym.world.data import TYPES, Dex
-from pokegym.world.evaluation import HeuristicEvaluator, unseen_count
 from pokegym.world.state import BattleState, MonState, SideState
 from pokegym.world.transition import TransitionModel
+from policies.core.evaluation import HeuristicEvaluator, unseen_count
 
 STATE_ENCODER_VERSION = 1
 

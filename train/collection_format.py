@@ -18,8 +18,8 @@ import numpy as np
 from pokegym.actions import N_ACTIONS
 from pokegym.errors import PokegymError
 from pokegym.observation import OBSERVATION_SIZE, OBSERVATION_VERSION
-from pokegym.world.encoding import STATE_ENCODER_VERSION, STATE_FEATURES
-from pokegym.world.lookahead import LOOKAHEAD_FEATURES
+from policies.core.encoding import STATE_ENCODER_VERSION, STATE_FEATURES
+from policies.core.lookahead import LOOKAHEAD_FEATURES
 
 __all__ = [
     "LOOKAHEAD_FEATURES",

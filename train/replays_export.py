@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from pokegym.collection_format import SCHEMA, SCHEMA_VERSION, encodings, write_shard
 from pokegym.errors import IllegalActionError, PokegymError
 from pokegym.replays.decisions import ending
 from pokegym.replays.files import Replay, ReplayFileError, read_replay
 from pokegym.replays.view import ROLES, Decision, player_decisions
 from pokegym.world.data import to_id
-from pokegym.world.lookahead import lookahead_features
+from policies.core.lookahead import lookahead_features
+from train.collection_format import SCHEMA, SCHEMA_VERSION, encodings, write_shard
 
 __all__ = [
     "COLUMNS",
@@ -84,8 +84,8 @@ class Encoders:
     def __init__(self, gen: int):
         from pokegym.observation import ObservationEncoder
         from pokegym.world.data import load_dex
-        from pokegym.world.encoding import StateEncoder
         from pokegym.world.transition import TransitionModel
+        from policies.core.encoding import StateEncoder
 
         self.model = TransitionModel(load_dex(gen))
         self.encoder = StateEncoder(self.model)
@@ -140,7 +140,7 @@ def decision_row(decision: Decision, codec: Any, tools: Encoders) -> dict[str, A
     or cannot be encoded, or a side has no active Pokémon."""
     from poke_env.battle import Move, Pokemon
 
-    from pokegym.world.encoding import HEURISTIC_INDEX
+    from policies.core.encoding import HEURISTIC_INDEX
 
     battle, order = decision.battle, decision.order
     if order is None or battle.active_pokemon is None or battle.opponent_active_pokemon is None:

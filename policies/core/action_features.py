@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pokegym.world.action_prior import HeuristicPrior
 from pokegym.world.move_effects import HAZARD_LAYERS, PIVOTS, RECOVERY_WEATHER
 from pokegym.world.state import BattleState, MonState
 from pokegym.world.transition import HAZARD_REMOVAL, PROTECTS, Action, TransitionModel
+from policies.core.action_prior import HeuristicPrior
 
 FEATURES = (
     "attack_damage",  # share of the target's HP the attack takes (expected, misses counted)

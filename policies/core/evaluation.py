@@ -3,7 +3,7 @@
 Every search scores its leaves with a win chance for side 0 (the player the state was
 built for). :class:`HeuristicEvaluator` is the hand-written one: HP on each side, boosts,
 statuses, hazards and who wins the fight between the two actives, squashed to [0, 1].
-The distilled value network reads it as an input (:mod:`pokegym.world.encoding`), and
+The distilled value network reads it as an input (:mod:`policies.core.encoding`), and
 every search agent can use it on its own.
 
 This module is compiled with the rest of the world model (:mod:`pokegym.world._accel`):

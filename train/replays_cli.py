@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # local imports: each subcommand imports its modules when it runs, so that the command starts fast
 def _run(args: argparse.Namespace) -> int:
     if args.action == "export":
-        from pokegym.replays.export import ExportConfig, export_replays
+        from train.replays_export import ExportConfig, export_replays
 
         config = ExportConfig(args.replays, args.out, args.side, args.shard_battles)
         summary = export_replays(config)
