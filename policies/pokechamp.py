@@ -60,10 +60,11 @@ from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState, state_from_battle
 from pokegym.world.transition import Action, TransitionModel
 from policies.core.battle import root_actions
+from policies.core.deadline import COARSE_DEADLINE_MARGIN, seconds_left
 from policies.core.evaluation import HeuristicEvaluator
 from policies.core.evaluators import ValueNetEvaluator
 from policies.core.lookahead import one_step_lookahead
-from policies.core.maximin import DEADLINE_MARGIN, MinimaxPolicy
+from policies.core.maximin import MinimaxPolicy
 from policies.llm_common import DEFAULT_MODEL, Deadline, ModelHandle, TurnClock, _model_options
 from policies.search import (
     Evaluator,
@@ -516,7 +517,9 @@ class PokeChampPolicy(MinimaxPolicy):
         self.prompter.attach(battle)
         seconds = self.fixed_time_limit or self.clock.budget(battle.battle_tag)
         self.time_limit = seconds
-        self._deadline = Deadline(start + max(0.0, seconds - DEADLINE_MARGIN))
+        self._deadline = Deadline(
+            start + seconds_left(seconds, start, now=start, margin=COARSE_DEADLINE_MARGIN)
+        )
         self._root = None
         self.last_search = None
         try:

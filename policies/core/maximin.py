@@ -28,6 +28,7 @@ from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
 from policies.base import Policy
 from policies.core.battle import decision_state, root_actions
+from policies.core.deadline import COARSE_DEADLINE_MARGIN, seconds_left
 from policies.core.evaluation import HeuristicEvaluator
 from policies.search import (
     Evaluator,
@@ -35,9 +36,6 @@ from policies.search import (
     MinimaxSearch,
     Proposer,
 )
-
-# Seconds kept in hand before the deadline for building the order and sending it.
-DEADLINE_MARGIN = 0.25
 
 
 @dataclass(frozen=True)
@@ -178,7 +176,7 @@ class MinimaxPolicy(Policy):
             if anchor is not None
             else next(iter(proposer.propose(state, 0, actions)[:1]), None)
         )
-        budget = max(0.0, self.time_limit - DEADLINE_MARGIN)
+        budget = seconds_left(self.time_limit, 0.0, now=0.0, margin=COARSE_DEADLINE_MARGIN)
         worlds = self.determinizations
         predicted = self.predict_reply(battle, state)
         action = search.search(state, actions, deadline=started + budget / worlds,
