@@ -48,6 +48,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from poke_env.battle import AbstractBattle
@@ -356,6 +357,57 @@ class LLMLeafEvaluator:
 
 
 # ----------------------------------------------------------------------- agent
+@dataclass(frozen=True)
+class PokeChampOptions:
+    """The options of ``pokechamp`` (:class:`PokeChampPolicy`, where each is described),
+    checked when built. Backend options of the model are given as ``model_<name>=`` besides
+    these (or as ``model_options``)."""
+
+    model: str | LanguageModel = DEFAULT_MODEL
+    model_options: dict[str, Any] | None = None
+    reasoning: bool = False
+    reasoning_tokens: int = 96
+    depth: int | None = None
+    candidates: int = 3
+    opponent_candidates: int = 3
+    evaluator: str = "llm"
+    checkpoint: str | None = None
+    inner_width: int = 2
+    history_turns: int = 2
+    knowledge: bool = False
+    lookahead_text: bool = True
+    prompt_layout: str = "battle"
+    time_limit: float | None = None
+    clock_bank: float = 150.0
+    clock_increment: float = 15.0
+    clock_margin: float = 3.0
+    tera: bool = True
+
+    def __post_init__(self) -> None:
+        evaluator, depth = self.evaluator, self.depth
+        if evaluator not in EVALUATORS:
+            raise ValueError(f"evaluator is one of {', '.join(EVALUATORS)}, got {evaluator!r}")
+        if depth is None:
+            depth = 2 if evaluator == "distilled" else 1
+            object.__setattr__(self, "depth", depth)
+        deepest = 3 if evaluator == "distilled" else 2
+        if depth not in range(1, deepest + 1):
+            raise ValueError(
+                f"depth is 1 or 2 (full turns), or up to 3 with evaluator=distilled; got {depth}"
+            )
+        if self.checkpoint is not None and evaluator != "distilled":
+            raise ValueError("checkpoint= is the value network of evaluator=distilled")
+        if self.candidates < 1 or self.opponent_candidates < 1:
+            raise ValueError("candidates and opponent_candidates must be at least 1")
+        if self.time_limit is not None and self.time_limit <= 0:
+            raise ValueError("time_limit must be positive (seconds per decision) or None")
+        if self.inner_width < 1:
+            raise ValueError("inner_width must be at least 1")
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(PokeChampOptions))
+
+
 class PokeChampPolicy(MinimaxPolicy):
     """LLM-guided depth-``depth`` maximin (see the module docstring).
 
@@ -387,71 +439,33 @@ class PokeChampPolicy(MinimaxPolicy):
 
     name = "pokechamp"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        *,
-        model: str | LanguageModel = DEFAULT_MODEL,
-        model_options: dict[str, Any] | None = None,
-        reasoning: bool = False,
-        reasoning_tokens: int = 96,
-        depth: int | None = None,
-        candidates: int = 3,
-        opponent_candidates: int = 3,
-        evaluator: str = "llm",
-        checkpoint: str | None = None,
-        inner_width: int = 2,
-        history_turns: int = 2,
-        knowledge: bool = False,
-        lookahead_text: bool = True,
-        prompt_layout: str = "battle",
-        time_limit: float | None = None,
-        clock_bank: float = 150.0,
-        clock_increment: float = 15.0,
-        clock_margin: float = 3.0,
-        tera: bool = True,
-        **extra: Any,
-    ):
-        if evaluator not in EVALUATORS:
-            raise ValueError(f"evaluator is one of {', '.join(EVALUATORS)}, got {evaluator!r}")
-        if depth is None:
-            depth = 2 if evaluator == "distilled" else 1
-        deepest = 3 if evaluator == "distilled" else 2
-        if depth not in range(1, deepest + 1):
-            raise ValueError(
-                f"depth is 1 or 2 (full turns), or up to 3 with evaluator=distilled; got {depth}"
-            )
-        if checkpoint is not None and evaluator != "distilled":
-            raise ValueError("checkpoint= is the value network of evaluator=distilled")
-        if candidates < 1 or opponent_candidates < 1:
-            raise ValueError("candidates and opponent_candidates must be at least 1")
-        if time_limit is not None and time_limit <= 0:
-            raise ValueError("time_limit must be positive (seconds per decision) or None")
+    def __init__(self, seed: int | None = None, **options: Any):
+        extra = {k: options.pop(k) for k in list(options) if k not in _OPTION_NAMES}
+        o = self.options = PokeChampOptions(**options)
+        assert o.depth is not None  # set from the evaluator when not given
         super().__init__(
-            seed, depth=depth, width=candidates + 2, opponent_width=opponent_candidates + 1,
-            time_limit=time_limit or 10.0, tera=tera,
+            seed, depth=o.depth, width=o.candidates + 2, opponent_width=o.opponent_candidates + 1,
+            time_limit=o.time_limit or 10.0, tera=o.tera,
         )  # fmt: skip
-        self.llm = ModelHandle(model, _model_options(model_options, extra))
-        self.reasoning = bool(reasoning)
-        self.reasoning_tokens = int(reasoning_tokens)
-        self.candidates = int(candidates)
-        self.opponent_candidates = int(opponent_candidates)
-        self.evaluator = evaluator
+        self.llm = ModelHandle(o.model, _model_options(o.model_options, extra))
+        self.reasoning = bool(o.reasoning)
+        self.reasoning_tokens = int(o.reasoning_tokens)
+        self.candidates = int(o.candidates)
+        self.opponent_candidates = int(o.opponent_candidates)
+        self.evaluator = o.evaluator
         self.network: Any = None
-        if evaluator == "distilled":
-            self.network = agent_network(checkpoint)
+        if o.evaluator == "distilled":
+            self.network = agent_network(o.checkpoint)
         #: The depth each searched decision completed.
         self.depths: list[int] = []
-        if inner_width < 1:
-            raise ValueError("inner_width must be at least 1")
-        self.inner_width = int(inner_width)
-        self.fixed_time_limit = time_limit
-        self.clock = TurnClock(clock_bank, clock_increment, clock_margin)
+        self.inner_width = int(o.inner_width)
+        self.fixed_time_limit = o.time_limit
+        self.clock = TurnClock(o.clock_bank, o.clock_increment, o.clock_margin)
         self.prompter = BattlePrompter(
-            history_turns=int(history_turns),
-            knowledge=bool(knowledge),
-            lookahead=self._lookahead_text if lookahead_text else None,
-            layout=prompt_layout,
+            history_turns=int(o.history_turns),
+            knowledge=bool(o.knowledge),
+            lookahead=self._lookahead_text if o.lookahead_text else None,
+            layout=o.prompt_layout,
         )
         self.last_log = ""
         self.last_turn: _Turn | None = None
