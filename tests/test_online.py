@@ -488,3 +488,43 @@ def test_an_agent_that_fails_forfeits_and_stops_the_run(server, tmp_path):
     assert won["result"] == "win" and won["ended_by"] == "forfeit"
     [lost] = results(tmp_path / "a")
     assert lost["result"] == "loss" and lost["battle"] == won["battle"]
+
+
+@pytest.mark.parametrize("closing", ["|deinit", "|expire|This room has been deleted.", "|noinit|"])
+def test_a_room_closed_before_a_result_is_abandoned_and_frees_the_player(tmp_path, closing):
+    """A battle room that the server closes before |win| or |tie| (it expired, it was
+    deleted) is written as `abandoned`, left out of the games, and no longer blocks the next
+    game (poke-env alone keeps waiting for its end)."""
+    import asyncio
+
+    from pokegym.online.player import OnlinePlayer, ResultWriter
+
+    writer = ResultWriter(tmp_path / "out")
+    writer.prepare()
+    seen = []
+    player = OnlinePlayer(object(), writer, username="pokegym-a", password=None,
+                          server="ws://127.0.0.1:1/showdown/websocket",
+                          login_server="http://127.0.0.1:1/action.php",
+                          on_result=seen.append, battle_format="gen9randombattle")  # fmt: skip
+    room = ">battle-gen9randombattle-7"
+    opening = [room, "|init|battle", "|title|pokegym-a vs. other", "|j|☆pokegym-a",
+               "|player|p1|pokegym-a|1|", "|player|p2|other|2|", "|gen|9",
+               "|tier|[Gen 9] Random Battle", "|start", "|turn|1"]  # fmt: skip
+
+    async def feed(lines: list[str]) -> None:
+        await player._handle_battle_message([line.split("|") for line in lines])
+
+    asyncio.run(feed(opening))
+    assert player.unfinished_battles() == ["battle-gen9randombattle-7"]
+    assert not player.client.idle.is_set()
+    asyncio.run(feed([room, closing]))
+    assert player.unfinished_battles() == []
+    assert player.client.idle.is_set()
+    assert [r.result for r in seen] == ["abandoned"] and seen[0].ended_by == "room closed"
+    lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["result"] == "abandoned"
+    asyncio.run(feed([room, closing]))  # said again: written once
+    assert len(seen) == 1
+    table = summary_table(seen).splitlines()
+    assert table[1].split()[:4] == ["0", "0", "0", "0"]
+    assert table[2].startswith("1 battle(s) abandoned")

@@ -44,8 +44,10 @@ class BattleResult:
         format: the format id.
         player: the name this player had.
         opponent: the opponent's name.
-        result: ``win``, ``loss`` or ``tie``.
-        ended_by: ``timer`` (a side lost on the battle timer), ``forfeit`` or ``battle``.
+        result: ``win``, ``loss``, ``tie``, or ``abandoned`` (the server closed the room
+            before the battle had a result: not a game, left out of the summary).
+        ended_by: ``timer`` (a side lost on the battle timer), ``forfeit``, ``battle``, or
+            ``room closed``.
         turns: turns played.
         log: the protocol log's file, relative to the results folder.
     """
@@ -58,6 +60,11 @@ class BattleResult:
     ended_by: str
     turns: int
     log: str
+
+
+# Battle-room messages after which the room is gone (``deinit``: closed; ``noinit``: it
+# does not exist; ``expire``: it expired).
+ROOM_CLOSED = frozenset({"deinit", "noinit", "expire"})
 
 
 class ResultWriter:
@@ -225,6 +232,7 @@ class OnlinePlayer(Player):
         self.writer = writer
         self.on_result = on_result
         self._protocol: dict[str, list[str]] = {}
+        self._abandoned: set[str] = set()
         self._thinking = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pokegym-agent")
         self._stopped = False
         account = AccountConfiguration(username, None)
@@ -281,7 +289,35 @@ class OnlinePlayer(Player):
                     continue  # the player's own requests: not part of the battle's log
                 if parts and any(parts):
                     lines.append("|".join(parts))
-        await super()._handle_battle_message(split_messages)
+        # poke-env's battle parser knows no |noinit| (a room that does not exist): not passed on
+        kept = [parts for parts in split_messages if len(parts) < 2 or parts[1] != "noinit"]
+        if len(kept) > 1:
+            await super()._handle_battle_message(kept)
+        closed = any(len(parts) > 1 and parts[1] in ROOM_CLOSED for parts in split_messages[1:])
+        battle = self.battles.get(room)
+        if closed and battle is not None and not battle.finished and room not in self._abandoned:
+            self._abandon(battle)
+
+    def _abandon(self, battle: AbstractBattle) -> None:
+        """The server closed a battle's room before it had a result (the room expired, the
+        server is restarting): written as ``abandoned``, so the next game can start."""
+        self._abandoned.add(battle.battle_tag)
+        lines = self._protocol.pop(battle.battle_tag, [])
+        result = BattleResult(
+            battle=battle.battle_tag,
+            format=self.format,
+            player=self.username,
+            opponent=str(battle.opponent_username or ""),
+            result="abandoned",
+            ended_by="room closed",
+            turns=int(battle.turn),
+            log=f"logs/{battle.battle_tag}.log",
+        )
+        self.writer.write(result, lines)
+        if not self.unfinished_battles():
+            self.client.idle.set()
+        if self.on_result is not None:
+            self.on_result(result)
 
     def _battle_finished_callback(self, battle: AbstractBattle) -> None:
         lines = self._protocol.pop(battle.battle_tag, [])
@@ -305,7 +341,11 @@ class OnlinePlayer(Player):
             self.on_result(result)
 
     def unfinished_battles(self) -> list[str]:
-        return [tag for tag, battle in list(self.battles.items()) if not battle.finished]
+        return [
+            tag
+            for tag, battle in list(self.battles.items())
+            if not battle.finished and tag not in self._abandoned
+        ]
 
     def stop_asking(self) -> None:
         """From now on, requests get Showdown's default move (the player is leaving)."""

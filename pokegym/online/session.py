@@ -91,7 +91,10 @@ class OnlineRun:
 
 def summary_table(results: list[BattleResult]) -> str:
     """Games, wins, losses, ties, the win rate (ties count half) with its 95 % Wilson
-    interval, and the losses on the battle timer."""
+    interval, and the losses on the battle timer; battles whose room closed before a result
+    (``abandoned``) are not games, and a last line counts them."""
+    abandoned = sum(r.result == "abandoned" for r in results)
+    results = [r for r in results if r.result != "abandoned"]
     n = len(results)
     wins = sum(r.result == "win" for r in results)
     losses = sum(r.result == "loss" for r in results)
@@ -104,7 +107,10 @@ def summary_table(results: list[BattleResult]) -> str:
              f"{'95 % interval':>14}  {'lost on timer':>13}"  # fmt: skip
     row = f"{n:>5}  {wins:>4}  {losses:>6}  {ties:>4}  {rate:>8}  " \
           f"{f'{100 * low:.1f}-{100 * high:.1f} %':>14}  {on_timer:>13}"  # fmt: skip
-    return header + "\n" + row
+    table = header + "\n" + row
+    if abandoned:
+        table += f"\n{abandoned} battle(s) abandoned: the server closed the room before a result"
+    return table
 
 
 def check_format(battle_format: str) -> str:
