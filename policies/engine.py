@@ -185,7 +185,7 @@ class EnginePolicy(Policy):
         o = self.options
         dex = load_dex(battle.gen)
         belief = belief_for(battle)
-        guesses = belief.sample_determinizations(self.rng, o.samples)
+        guesses = self.guesses(battle, belief)
         shares: dict[str, float] = {}
         self._opponent_shares = opponent = {}
         budget = o.budget - (o.rerank_time if o.rerank != "none" else 0.0)
@@ -210,6 +210,11 @@ class EnginePolicy(Policy):
                 name = _option_name(option.move_choice)
                 opponent[name] = opponent.get(name, 0.0) + option.visits / total / len(guesses)
         return shares, iterations
+
+    def guesses(self, battle: AbstractBattle, belief: Any) -> list[dict[str, Any]]:
+        """The guesses of the opponent's hidden sets searched this decision: ``samples``
+        draws from the belief."""
+        return belief.sample_determinizations(self.rng, self.options.samples)
 
     def _rerank(self, battle: AbstractBattle, orders: dict[str, BattleOrder],
                 shares: dict[str, float], chosen: str, started: float) -> str:  # fmt: skip

@@ -1,0 +1,125 @@
+"""How much would a perfect belief be worth to the engine agent? ``engine`` told the
+opponent's whole team against ``engine`` searching from the project's belief.
+
+A diagnostic, not an agent: both players run in this process, so before each decision
+the told player reads the *opponent's* own battle object (its request: every Pokémon with
+its moves, item, ability and Tera type, seen or not) and searches that one guess for the
+whole budget, in place of ``samples`` guesses drawn from the belief. Stats follow the
+random-battle sets' EVs and IVs, as the belief's sets do. What it measures is the ceiling
+of better opponent modelling for this search: if knowing everything wins only a little
+more than half, no belief can win much more.
+
+The two sides alternate and the battles are seeded like ``pokegym compare``. The result
+is the told player's win rate with its 95 % Wilson interval and an exact binomial test
+against one half (the mirror's rate).
+
+    pokegym bench engine_oracle --battles 100 --seed 700 [--agent budget=0.5] \\
+        [--out runs/oracle/engine.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from poke_env.battle import AbstractBattle
+
+from pokegym.agents import parse_agent_spec, register_agent
+from pokegym.arena import Arena, ArenaConfig
+from pokegym.ratings import binomial_test
+from pokegym.stats import wilson_interval
+from pokegym.world.data import to_id
+from pokegym.world.sets import PokemonSet
+from policies.engine import EnginePolicy
+
+TOLD = "engine_told"
+
+
+class ToldEngine(EnginePolicy):
+    """The engine agent searching the opponent's true team (one guess, the whole budget)."""
+
+    def __init__(self, seed: int | None = None, **options: Any):
+        super().__init__(seed, **options)
+        self.told_battle: AbstractBattle | None = None
+        self.told = 0
+
+    def guesses(self, battle: AbstractBattle, belief: Any) -> list[dict[str, PokemonSet]]:
+        if self.told_battle is None:
+            return super().guesses(battle, belief)
+        self.told += 1
+        return [true_team(self.told_battle)]
+
+
+def true_team(theirs: AbstractBattle) -> dict[str, PokemonSet]:
+    """The opponent's own view of its team as sets keyed by species id: moves, item,
+    ability and Tera type from its request; EVs and IVs of the random-battle sets."""
+    sets = {}
+    for mon in theirs.team.values():
+        species = to_id(mon.species)
+        tera = mon.tera_type.name.title() if mon.tera_type is not None else ""
+        sets[species] = PokemonSet(species=species, level=mon.level or 100,
+                                   item=to_id(mon.item or ""), ability=to_id(mon.ability or ""),
+                                   moves=tuple(to_id(m) for m in mon.moves), evs=(85,) * 6,
+                                   tera_type=tera)  # fmt: skip
+    return sets
+
+
+class TellingArena(Arena):
+    """An arena that shows the told player its opponent's battle before it decides."""
+
+    def _decide(self, slot: Any) -> dict[int, str]:
+        session = slot.session
+        for side in (0, 1):
+            agent = slot.agents[side]
+            if isinstance(agent, ToldEngine):
+                theirs = session.battles[1 - side]
+                agent.told_battle = None if theirs.teampreview else theirs
+        return super()._decide(slot)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--battles", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=700)
+    parser.add_argument("--format", default="gen9randombattle", choices=["gen9randombattle"],
+                        help="random battles only: the sets' EVs and IVs are theirs")  # fmt: skip
+    parser.add_argument("--agent", default="", help="engine options for both, e.g. budget=0.5")
+    parser.add_argument("--out", type=Path, help="per-battle results (JSON)")
+    args = parser.parse_args(argv)
+    if args.battles < 1:
+        parser.error("--battles is the number of battles (1 or more)")
+    _, options = parse_agent_spec("engine:" + args.agent if args.agent else "engine")
+    told: list[ToldEngine] = []
+
+    def build(**kw: Any) -> ToldEngine:
+        agent = ToldEngine(**{**kw, **options})
+        told.append(agent)
+        return agent
+
+    register_agent(TOLD, build)
+    opponent = "engine:" + args.agent if args.agent else "engine"
+    config = ArenaConfig(agents=[TOLD, opponent], battles_per_pair=args.battles,
+                         seed=args.seed, concurrency=1, clock_bank=None,
+                         battle_format=args.format)  # fmt: skip
+    started = time.perf_counter()
+    result = TellingArena(config).run()
+    won = {record.index: record.winner == TOLD for record in result.battles}
+    wins, n = sum(won.values()), len(won)
+    low, high = wilson_interval(wins, n)
+    p = binomial_test(wins, n)
+    print(f"engine told the opponent's team vs engine: {wins}-{n - wins}, "
+          f"{100 * wins / n:.1f} % [{100 * low:.1f} %, {100 * high:.1f} %] over {n} battles "
+          f"({args.format}, seed {args.seed}); exact binomial p = {p:.3f} against 50 %; "
+          f"{sum(a.told for a in told)} decisions searched the true team; "
+          f"{time.perf_counter() - started:.0f} s")  # fmt: skip
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({str(k): v for k, v in sorted(won.items())}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
