@@ -303,16 +303,7 @@ class OnlinePlayer(Player):
         server is restarting): written as ``abandoned``, so the next game can start."""
         self._abandoned.add(battle.battle_tag)
         lines = self._protocol.pop(battle.battle_tag, [])
-        result = BattleResult(
-            battle=battle.battle_tag,
-            format=self.format,
-            player=self.username,
-            opponent=str(battle.opponent_username or ""),
-            result="abandoned",
-            ended_by="room closed",
-            turns=int(battle.turn),
-            log=f"logs/{battle.battle_tag}.log",
-        )
+        result = self._result(battle, "abandoned", "room closed")
         self.writer.write(result, lines)
         if not self.unfinished_battles():
             self.client.idle.set()
@@ -321,16 +312,8 @@ class OnlinePlayer(Player):
 
     def _battle_finished_callback(self, battle: AbstractBattle) -> None:
         lines = self._protocol.pop(battle.battle_tag, [])
-        result = BattleResult(
-            battle=battle.battle_tag,
-            format=self.format,
-            player=self.username,
-            opponent=str(battle.opponent_username or ""),
-            result="win" if battle.won else ("loss" if battle.lost else "tie"),
-            ended_by=_ended_by(lines),
-            turns=int(battle.turn),
-            log=f"logs/{battle.battle_tag}.log",
-        )
+        outcome = "win" if battle.won else ("loss" if battle.lost else "tie")
+        result = self._result(battle, outcome, _ended_by(lines))
         self.writer.write(result, lines)
         if not self.unfinished_battles():
             self.client.idle.set()
@@ -339,6 +322,18 @@ class OnlinePlayer(Player):
             finished(battle)
         if self.on_result is not None:
             self.on_result(result)
+
+    def _result(self, battle: AbstractBattle, outcome: str, ended_by: str) -> BattleResult:
+        return BattleResult(
+            battle=battle.battle_tag,
+            format=self.format,
+            player=self.username,
+            opponent=str(battle.opponent_username or ""),
+            result=outcome,
+            ended_by=ended_by,
+            turns=int(battle.turn),
+            log=f"logs/{battle.battle_tag}.log",
+        )
 
     def unfinished_battles(self) -> list[str]:
         return [
