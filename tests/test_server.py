@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -112,6 +113,38 @@ def test_no_server_outlives_its_owner(how):
     finally:
         if owner.poll() is None:
             owner.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_a_forked_child_does_not_keep_its_owners_server_running():
+    # The owner forks a child that lives on, then dies by SIGKILL: the child holds no copy
+    # of the guard's pipe, so the server still stops.
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "from pokegym.showdown.server import LocalServer\n"
+         "import os, sys, time\ns = LocalServer().start()\nchild = os.fork()\n"
+         "if child == 0:\n    time.sleep(60)\n    os._exit(0)\n"
+         "print(s.pid, s.port, child, flush=True)\ntime.sleep(600)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    child = None
+    try:
+        pid, port, child = map(int, owner.stdout.readline().split())
+        assert process_group_alive(pid) and is_showdown(port)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(timeout=30)
+        for _ in range(300):
+            if not process_group_alive(pid):
+                break
+            time.sleep(0.1)
+        assert process_group_alive(pid) == []
+        os.kill(child, 0)  # the child is still alive: it was not what stopped the server
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        if child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
 
 
 @pytest.mark.slow

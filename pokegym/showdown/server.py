@@ -37,6 +37,20 @@ def _stop_all() -> None:
         server.stop()
 
 
+def _drop_guard_pipes() -> None:
+    """In a forked child: close its copies of the guard pipes, so that a child that
+    outlives the owner does not keep the owner's servers running (the guard stops a
+    server when every writer of its stdin is gone)."""
+    for server in list(_servers):
+        proc = server._proc
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+
+
+os.register_at_fork(after_in_child=_drop_guard_pipes)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
