@@ -1,4 +1,4 @@
-"""``pokegym bench NAME [options]``: run one benchmark of :mod:`bench` (``list`` names them)."""
+"""``pokegym bench NAME [options]``: run one of the project's benchmarks (list: their names)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,9 @@ pokegym puzzles build | run | list         # 1v1 and Tera puzzles (docs/puzzles.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.metadata
+import importlib.util
 import json
 import logging
 import signal
@@ -147,6 +149,21 @@ def _plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
     for ep in importlib.metadata.entry_points(group=COMMAND_GROUP):
         commands.setdefault(ep.name, ep)
     return commands
+
+
+def _plugin_help(entry: importlib.metadata.EntryPoint) -> str:
+    """The first line of the command module's docstring, read without importing it (its
+    ``pokegym NAME:`` prefix dropped); the module's name when it cannot be read."""
+    module = entry.value.split(":")[0].strip()
+    try:
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        doc = ast.get_docstring(ast.parse(Path(origin).read_text())) if origin else None
+    except (ImportError, OSError, SyntaxError, ValueError):
+        doc = None
+    first = (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
+    first = first.split(": ", 1)[1] if first.startswith("``pokegym") and ": " in first else first
+    return first.rstrip(".") or f"{entry.name} (from {module})"
 
 
 def _plugin(args: argparse.Namespace) -> int:
@@ -452,9 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, entry in sorted(_plugin_commands().items()):
         if name in sub.choices:
             continue
-        plugin = sub.add_parser(
-            name, help=f"{name} (from {entry.value.split(':')[0]})", add_help=False
-        )
+        plugin = sub.add_parser(name, help=_plugin_help(entry), add_help=False)
         plugin.add_argument("rest", nargs=argparse.REMAINDER, help=f"options of `{name}`")
         plugin.set_defaults(func=_plugin)
     return parser

@@ -207,3 +207,21 @@ def test_commands_of_upper_layers_come_through_entry_points():
     assert "unknown method 'nosuchmethod'" in result.stderr
     listed = run_cli("--help")
     assert "train" in listed.stdout
+
+
+def test_upper_layer_commands_are_listed_with_their_own_first_line():
+    listed = run_cli("--help").stdout
+    assert "Showdown replays as data" in listed  # train.replays_cli's docstring
+    assert "run one of the project's benchmarks" in listed  # bench.cli's
+    assert "(from " not in listed  # every plugin's docstring was read
+
+
+def test_bench_names_its_benchmarks_and_refuses_unknown_ones():
+    listed = run_cli("bench", "list")
+    assert listed.returncode == 0
+    for name in ("env", "calc", "worldmodel", "search_speed", "engine_oracle", "paired"):
+        assert f"  {name} " in listed.stdout
+    refused = run_cli("bench", "nosuch")
+    assert refused.returncode == 2
+    assert "no benchmark named 'nosuch'" in refused.stderr
+    assert "pokegym bench list" in refused.stderr
