@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-import policies.mcts as mcts
+import policies.search.mcts as mcts
 from bench.worldmodel import play_and_score
 from pokegym.world import _accel
 from pokegym.world.data import load_dex
@@ -41,7 +41,7 @@ from pokegym.world.state import BattleState
 from pokegym.world.transition import TransitionModel
 from policies.core.encoding import StateEncoder
 from policies.core.evaluation import HeuristicEvaluator, terminal_value
-from policies.distilled import ValueNetEvaluator
+from policies.core.evaluators import ValueNetEvaluator
 from policies.mcts_agent import AnchoredPrior, HeuristicPrior, WorldGame
 from policies.value_net import agent_network
 

@@ -5,7 +5,7 @@ Each decision:
 1. draws ``determinizations`` complete guesses of the opponent's hidden sets from the
    belief (:meth:`~pokegym.world.priors.BeliefState.sample_determinizations`; one guess is
    the modal set when ``determinizations=1``) and builds one world-model state per guess;
-2. runs one simultaneous-move search tree per state (:class:`~policies.mcts.SMMCTS`),
+2. runs one simultaneous-move search tree per state (:class:`~policies.search.mcts.SMMCTS`),
    round-robin, until the time budget (or the iteration budget) is spent — our actions at
    the root are exactly the legal orders of the request;
 3. sums the root visit shares over the trees and plays the most visited action.
@@ -64,9 +64,9 @@ from policies.core.evaluators import ValueNetEvaluator
 from policies.core.priors import AnchoredPrior
 from policies.core.state_key import outcome_key
 from policies.llm_common import ModelHandle
-from policies.mcts import SMMCTS, RootStats, SearchConfig
 from policies.opponent_model import DEFAULT_MODEL, OpponentPrior, load_opponent_model
 from policies.rollout import RolloutEvaluator
+from policies.search.mcts import SMMCTS, RootStats, SearchConfig
 from policies.value_net import StateEncoder, agent_network
 
 log = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class MCTSOptions:
     checkpoint: str | None = None
     """The value network's checkpoint folder (``evaluator=network``, ``prior=network``)."""
     selection: str = "duct"
-    """``duct`` or ``exp3`` (see :class:`~policies.mcts.SearchConfig`)."""
+    """``duct`` or ``exp3`` (see :class:`~policies.search.mcts.SearchConfig`)."""
     exploration: float = 0.6
     """UCB1's ``c`` (``exp3``: the share of uniform exploration)."""
     max_turns: int = 6
@@ -162,7 +162,8 @@ class MCTSOptions:
     model_reply_turns: int = 0
     """For this many turns from the root the opponent plays by drawing from its prior
     (``opponent_model=``'s, or the damage prior) instead of maximising: the search answers
-    the opponent as the model predicts it (:class:`~policies.mcts.SearchConfig`). 0: never."""
+    the opponent as the model predicts it (:class:`~policies.search.mcts.SearchConfig`).
+    0: never."""
     switch_gain: float = 0.0
     """With a heuristic prior: the prior's bonus for switching a threatened Pokémon out
     to one that takes the threat better (:class:`HeuristicPrior`), for both sides."""
@@ -171,7 +172,7 @@ class MCTSOptions:
     the damage prior's best action on the expected turn (:mod:`policies.rollout`)."""
     alive_weight: float = 0.0
     """``evaluator=heuristic`` only: the value of each Pokémon left over and above its HP
-    (see :class:`~policies.search.HeuristicEvaluator`)."""
+    (see :class:`~policies.search.maximin.HeuristicEvaluator`)."""
     tera: bool = True
     """Allow Terastallization among our root actions."""
     model: Any = "qwen-0.5b"

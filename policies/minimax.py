@@ -51,7 +51,7 @@ from policies.core.battle import world_action
 from policies.core.evaluators import ValueNetEvaluator
 from policies.core.maximin import MinimaxOptions, MinimaxPolicy
 from policies.opponent_view import RuleReplyModel
-from policies.search import Evaluator, LookaheadProposer, Proposer
+from policies.search.maximin import Evaluator, LookaheadProposer, Proposer
 from policies.value_net import (
     CheckpointError,
     StateEncoder,
@@ -194,7 +194,7 @@ class DistilledPolicy(MinimaxPolicy):
         predict: a rule-based agent asked what it would play in the opponent's place
             (``abyssal``; :class:`~policies.opponent_view.RuleReplyModel`), or ``none``.
             The root values then weight that reply by ``predict_weight`` (1: a best
-            response to it; see :meth:`~policies.search.MinimaxSearch.search`).
+            response to it; see :meth:`~policies.search.maximin.MinimaxSearch.search`).
     """
 
     name = "distilled"

@@ -80,7 +80,7 @@ def load_opponent_model(path: str | Path = DEFAULT_MODEL) -> OpponentModel:
 
 
 class OpponentPrior:
-    """A :class:`~policies.mcts.Prior` for ``sides`` from a fitted :class:`OpponentModel`;
+    """A :class:`~policies.search.mcts.Prior` for ``sides`` from a fitted :class:`OpponentModel`;
     other sides get ``base``'s prior (uniform without one)."""
 
     def __init__(

@@ -8,7 +8,7 @@ determinization of the set priors), so that any rule-based agent written against
 poke-env's battle API — :class:`~policies.abyssal.AbyssalPolicy` here — can be asked what
 it would play in the opponent's place. :class:`RuleReplyModel` does that and returns the
 answer as a world-model action of side 1, ready for the search
-(:class:`~policies.search.MinimaxSearch` ``predicted=``).
+(:class:`~policies.search.maximin.MinimaxSearch` ``predicted=``).
 
 What the view cannot know is left out rather than guessed: opponent Pokémon never seen
 are not in its team (they cannot be switched to), Choice locks and disabled moves of the

@@ -31,7 +31,7 @@ and a deeper iteration that cannot finish is dropped. The tree of every decision
 logged (``logging`` at INFO; also :attr:`PokeChampPolicy.last_log`).
 
 ``evaluator="heuristic"`` keeps the LLM proposer and opponent model but scores leaves with
-:class:`policies.search.HeuristicEvaluator` (the ablation of the LLM value function).
+:class:`policies.search.maximin.HeuristicEvaluator` (the ablation of the LLM value function).
 
 ``evaluator="distilled"`` is the hybrid: the language model where it is cheap and says
 most (our candidates and the opponent's likely replies at the root, one call each per
@@ -67,7 +67,7 @@ from policies.core.evaluators import ValueNetEvaluator
 from policies.core.lookahead import one_step_lookahead
 from policies.core.maximin import MinimaxPolicy
 from policies.llm_common import DEFAULT_MODEL, Deadline, ModelHandle, TurnClock, _model_options
-from policies.search import (
+from policies.search.maximin import (
     Evaluator,
     LookaheadProposer,
     Proposer,
@@ -305,7 +305,7 @@ class LLMLeafEvaluator:
 
     When the batch is not expected to end before the deadline: at the first batch of the
     decision (depth 1) the heuristic values are used instead, so depth 1 always completes;
-    later, :class:`~policies.search.SearchTimeout` drops the deeper iteration.
+    later, :class:`~policies.search.maximin.SearchTimeout` drops the deeper iteration.
     """
 
     def __init__(self, turn: _Turn, heuristic: HeuristicEvaluator):

@@ -14,7 +14,7 @@ from test_engine_agent import _recorded_views
 from pokegym.agents import make_agent
 
 # The modules of the agent layer that one distilled (MCTS) decision may run.
-ALLOWED = ("policies.mcts_agent", "policies.mcts", "policies.core.", "policies.value_net",
+ALLOWED = ("policies.mcts_agent", "policies.search.mcts", "policies.core.", "policies.value_net",
            "policies.abyssal.")  # fmt: skip
 AGENTS = ("policies.distilled", "policies.minimax", "policies.pokechamp", "policies.engine",
           "policies.one_step", "policies.baselines", "policies.ppo", "policies.pokellmon",
@@ -47,7 +47,7 @@ def test_a_distilled_decision_runs_no_other_agents_module():
         sys.setprofile(None)
     assert order is not None
     ran = {callee for _, callee in calls if callee.startswith("policies")}
-    assert "policies.mcts" in ran and "policies.core.evaluators" in ran  # it searched
+    assert "policies.search.mcts" in ran and "policies.core.evaluators" in ran  # it searched
     assert not {m for m in ran if m.startswith(AGENTS)}, sorted(ran)
     assert all(m.startswith(ALLOWED) for m in ran), sorted(
         m for m in ran if not m.startswith(ALLOWED)

@@ -15,7 +15,7 @@ from policies.core.anchors import ANCHOR_RULES
 from policies.core.battle import world_action
 from policies.core.evaluators import ValueNetEvaluator
 from policies.distilled import DistilledPolicy, PriorProposer
-from policies.search import LookaheadProposer
+from policies.search.maximin import LookaheadProposer
 from policies.value_net import CheckpointError, StateEncoder, default_checkpoint, load_checkpoint
 
 

@@ -10,8 +10,8 @@ import gc
 import numpy as np
 import pytest
 
-import policies.mcts as mcts_module
-from policies.mcts import SMMCTS, SearchConfig, collector_paused
+import policies.search.mcts as mcts_module
+from policies.search.mcts import SMMCTS, SearchConfig, collector_paused
 
 
 # ------------------------------------------------------------------ tiny games
@@ -485,8 +485,8 @@ def test_the_speed_benchmark_runs_every_setup_on_the_same_states(benchmark_scrip
 
 
 def test_search_report_holds_visit_shares_and_the_visit_weighted_value():
-    from policies.mcts import RootStats
     from policies.mcts_agent import search_report
+    from policies.search.mcts import RootStats
 
     stats = RootStats(actions=(["a", "b", "c"], ["x"]), visits=([3.0, 1.0, 0.0], [4.0]),
                       values=([0.8, 0.4, float("nan")], [0.7]))  # fmt: skip

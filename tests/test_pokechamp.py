@@ -25,7 +25,7 @@ from pokegym.llm.scripted import ScriptedModel
 from pokegym.showdown.simulator import shared_simulator
 from pokegym.text import VALUE_BUCKETS, ProtocolRecorder
 from policies.pokechamp import LLMLeafEvaluator, PokeChampPolicy, action_label, leaf_text
-from policies.search import LookaheadProposer
+from policies.search.maximin import LookaheadProposer
 from policies.value_net import CheckpointError
 
 
@@ -178,12 +178,12 @@ def test_slow_backend_still_answers_in_time(monkeypatch):
     search keeps the deepest depth it completed, and the order comes at once."""
     import policies.llm_common
     import policies.pokechamp
-    import policies.search
+    import policies.search.maximin
 
     session, battle = battle_position(seed=7)
     try:
         clock = FakeClock()
-        clock.install(monkeypatch, policies.search, policies.pokechamp, policies.llm_common)
+        clock.install(monkeypatch, policies.search.maximin, policies.pokechamp, policies.llm_common)
         slow = RoleModel(delay=1.0, clock=clock)
         policy = PokeChampPolicy(model=slow, depth=2, time_limit=2.0)
         start = clock()

@@ -15,7 +15,7 @@ from pokegym.world.sets import compute_stats
 from pokegym.world.state import BattleState, MonState, SideState
 from pokegym.world.transition import TransitionModel
 from policies.core.evaluation import HeuristicEvaluator, terminal_value
-from policies.search import LookaheadProposer, MinimaxSearch
+from policies.search.maximin import LookaheadProposer, MinimaxSearch
 
 
 # --------------------------------------------------------------- hand-built trees
@@ -186,11 +186,11 @@ def test_deadline_returns_the_deepest_completed_answer_in_time(monkeypatch):
     """On a clock that only the evaluator moves (0.2 s a batch, a 0.5 s budget): the
     search stops at the first check past the deadline and answers with the deepest
     depth it completed."""
-    import policies.search
+    import policies.search.maximin
 
     table = {(("a1", "b1"),): 0.2, (("a1", "b2"),): 0.3, (("a2", "b1"),): 0.6, (("a2", "b2"),): 0.7}
     clock = FakeClock()
-    clock.install(monkeypatch, policies.search)
+    clock.install(monkeypatch, policies.search.maximin)
 
     class Slow(TableEvaluator):
         def evaluate(self, states):

@@ -1,10 +1,10 @@
 """The maximin frame: a battle's decision by the simultaneous-move search of
-:mod:`policies.search` (the ``minimax`` agent as it is, with heuristic roles).
+:mod:`policies.search.maximin` (the ``minimax`` agent as it is, with heuristic roles).
 
 Each decision builds the world-model state from the live battle (the opponent's hidden
 sets from the modal set of the priors), asks the one-step lookahead for our candidates and
 the opponent's (the paper's "always add the lookahead's move and the best switch"), and
-scores leaves with :class:`~policies.search.HeuristicEvaluator`. It is the PokéChamp agent
+scores leaves with :class:`~policies.search.maximin.HeuristicEvaluator`. It is the PokéChamp agent
 without a language model — the "heuristic evaluator" ablation — and the frame that the
 LLM agent (:mod:`policies.pokechamp`) and the distilled maximin
 (:class:`policies.minimax.DistilledPolicy`) fill with other roles (override
@@ -30,7 +30,7 @@ from policies.base import Policy
 from policies.core.battle import decision_state, root_actions
 from policies.core.deadline import COARSE_DEADLINE_MARGIN, seconds_left
 from policies.core.evaluation import HeuristicEvaluator
-from policies.search import (
+from policies.search.maximin import (
     Evaluator,
     LookaheadProposer,
     MinimaxSearch,
@@ -77,7 +77,7 @@ class MinimaxPolicy(Policy):
             completed answer, at worst the lookahead's move, before this).
         tera: allow Terastallization among our candidates.
         caution: 1 = maximin; lower blends in the mean over the opponent's replies
-            (see :class:`~policies.search.MinimaxSearch`).
+            (see :class:`~policies.search.maximin.MinimaxSearch`).
         reply_decay: weight of the opponent model's ``i``-th reply in that mean is
             ``reply_decay ** i`` (1 = equally likely).
         determinizations: worlds searched per decision: the modal one and ``n - 1`` with
@@ -86,7 +86,7 @@ class MinimaxPolicy(Policy):
         ko_rule: the world model knocks a Pokémon out when a hit's chance to do so is at
             least one half (see :class:`~pokegym.world.transition.TransitionModel`).
         chance: sampled first turns per joint action at the root (0: the expected turn;
-            see :class:`~policies.search.MinimaxSearch`).
+            see :class:`~policies.search.maximin.MinimaxSearch`).
     """
 
     name = "minimax"
@@ -232,7 +232,7 @@ class MinimaxPolicy(Policy):
         """The opponent's expected reply now (side 1's world-model action), or None (the
         default: the search backs up over the opponent model's replies alone). With one,
         the root values weight it by :attr:`predicted_weight`
-        (see :meth:`~policies.search.MinimaxSearch.search`)."""
+        (see :meth:`~policies.search.maximin.MinimaxSearch.search`)."""
         return None
 
     def anchor_margin_now(self) -> float:

@@ -1,4 +1,4 @@
-"""A prior over actions for the searches (:class:`~policies.mcts.Prior`, the Protocol the
+"""A prior over actions for the searches (:class:`~policies.search.mcts.Prior`, the Protocol the
 MCTS takes) that moves part of the root's mass onto one favoured action: :class:`AnchoredPrior`.
 
 The priors themselves: the damage prior (:class:`~policies.core.action_prior.HeuristicPrior`),

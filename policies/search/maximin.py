@@ -49,7 +49,7 @@ from policies.core.battle import legal_actions
 from policies.core.evaluation import terminal_value
 from policies.core.lookahead import one_step_lookahead
 from policies.core.state_key import state_key
-from policies.mcts import Evaluator, collector_paused
+from policies.search.mcts import Evaluator, collector_paused
 
 
 class Proposer(Protocol):
@@ -278,7 +278,7 @@ class MinimaxSearch:
         best = fallback if fallback in our_actions else candidates[0]
         tree.chosen = best
         try:
-            with collector_paused():  # see policies/mcts.py: the tree holds no cycles
+            with collector_paused():  # see policies/search/mcts.py: the tree holds no cycles
                 for depth in range(1, self.depth + 1):
                     values, replies, worst = self._root(state, candidates, depth)
                     tree.values, tree.replies, tree.worst_reply = values, replies, worst
