@@ -106,7 +106,7 @@ def test_the_memory_diagnostic_holds_out_whole_battles(small_collection, benchma
 
 
 def test_the_memory_benchmark_times_a_real_memory(memory_folder, capsys, benchmark_script):
-    bench = benchmark_script("bench_memory")
+    bench = benchmark_script("memory_latency")
     assert bench.main(["--quick", "--queries", "50", "--memory", str(memory_folder)]) == 0
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if str(memory_folder) in line)
