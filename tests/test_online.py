@@ -446,7 +446,7 @@ def test_sigterm_forfeits_writes_and_exits(server, tmp_path):
                                 "--agent", "random", "--opponent", "pgTermA"))  # fmt: skip
     wait_for_results(tmp_path / "c", 2, [accept, challenge])
     challenge.send_signal(signal.SIGTERM)
-    out, err = challenge.communicate(timeout=60)
+    out, err = challenge.communicate(timeout=120)
     assert challenge.returncode == 128 + signal.SIGTERM
     assert "interrupted (SIGTERM)" in err and "Traceback" not in err
     assert "games  wins" in out
@@ -459,7 +459,7 @@ def test_sigterm_forfeits_writes_and_exits(server, tmp_path):
     assert len(finished) >= 2
     assert [r["battle"] for r in results(tmp_path / "a")] == [r["battle"] for r in finished]
     accept.send_signal(signal.SIGINT)
-    _, err = accept.communicate(timeout=60)
+    _, err = accept.communicate(timeout=120)
     assert accept.returncode == 128 + signal.SIGINT and "Traceback" not in err
     for proc in (accept, challenge):
         assert process_group_alive(proc.pid) == []
