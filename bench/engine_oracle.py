@@ -1,5 +1,6 @@
 """How much would a perfect belief be worth to the engine agent? ``engine`` told the
-opponent's whole team against ``engine`` searching from the project's belief.
+opponent's whole team (or a part of it, ``--told seen|unseen``) against ``engine``
+searching from the project's belief.
 
 A diagnostic, not an agent: both players run in this process, so before each decision
 the told player reads the *opponent's* own battle object (its request: every Pokémon with
@@ -38,11 +39,19 @@ from policies.engine import EnginePolicy
 TOLD = "engine_told"
 
 
-class ToldEngine(EnginePolicy):
-    """The engine agent searching the opponent's true team (one guess, the whole budget)."""
+TOLD_PARTS = ("all", "seen", "unseen")
 
-    def __init__(self, seed: int | None = None, **options: Any):
+
+class ToldEngine(EnginePolicy):
+    """The engine agent told the opponent's true team (``told="all"``: one guess, the whole
+    budget), or one part of it over the belief's guesses: the true sets of the Pokémon it
+    has seen (``"seen"``), or the true Pokémon it has not seen yet (``"unseen"``)."""
+
+    def __init__(self, seed: int | None = None, told: str = "all", **options: Any):
         super().__init__(seed, **options)
+        if told not in TOLD_PARTS:
+            raise ValueError(f"told is one of {', '.join(TOLD_PARTS)}, not {told!r}")
+        self.part = told
         self.told_battle: AbstractBattle | None = None
         self.told = 0
 
@@ -50,7 +59,16 @@ class ToldEngine(EnginePolicy):
         if self.told_battle is None:
             return super().guesses(battle, belief)
         self.told += 1
-        return [true_team(self.told_battle)]
+        truth = true_team(self.told_battle)
+        if self.part == "all":
+            return [truth]
+        seen = {to_id(mon.species) for mon in battle.opponent_team.values()}
+        guesses = super().guesses(battle, belief)
+        if self.part == "seen":
+            return [{**guess, **{s: p for s, p in truth.items() if s in seen}} for guess in guesses]
+        # the true unseen Pokémon first: the engine's state takes a guess's unseen species in order
+        hidden = {s: p for s, p in truth.items() if s not in seen}
+        return [{**hidden, **{s: p for s, p in guess.items() if s in seen}} for guess in guesses]
 
 
 def true_team(theirs: AbstractBattle) -> dict[str, PokemonSet]:
@@ -87,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", default="gen9randombattle", choices=["gen9randombattle"],
                         help="random battles only: the sets' EVs and IVs are theirs")  # fmt: skip
     parser.add_argument("--agent", default="", help="engine options for both, e.g. budget=0.5")
+    parser.add_argument("--told", choices=TOLD_PARTS, default="all",
+                        help="all: the whole true team; seen: the true sets of the Pokémon "
+                        "seen; unseen: the true Pokémon not seen yet")  # fmt: skip
     parser.add_argument("--out", type=Path, help="per-battle results (JSON)")
     args = parser.parse_args(argv)
     if args.battles < 1:
@@ -95,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     told: list[ToldEngine] = []
 
     def build(**kw: Any) -> ToldEngine:
-        agent = ToldEngine(**{**kw, **options})
+        agent = ToldEngine(**{**kw, **options}, told=args.told)
         told.append(agent)
         return agent
 
@@ -110,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     wins, n = sum(won.values()), len(won)
     low, high = wilson_interval(wins, n)
     p = binomial_test(wins, n)
-    print(f"engine told the opponent's team vs engine: {wins}-{n - wins}, "
+    print(f"engine told the opponent's team ({args.told}) vs engine: {wins}-{n - wins}, "
           f"{100 * wins / n:.1f} % [{100 * low:.1f} %, {100 * high:.1f} %] over {n} battles "
           f"({args.format}, seed {args.seed}); exact binomial p = {p:.3f} against 50 %; "
           f"{sum(a.told for a in told)} decisions searched the true team; "

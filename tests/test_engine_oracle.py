@@ -41,3 +41,49 @@ def test_the_true_team_is_the_opponents_own_view():
         assert pset.moves and pset.ability and pset.tera_type, pset
     ours = {m.species for m in session.battles[0].team.values()}
     assert ours and {to_id(s) for s in ours} != set(team)  # the other side's team
+
+
+class _Belief:
+    """A belief whose every guess gives each seen species the same made-up set."""
+
+    def __init__(self, seen: list[str]):
+        self.seen = seen
+
+    def sample_determinizations(self, rng, n):
+        from pokegym.world.sets import PokemonSet
+
+        return [{s: PokemonSet(species=s, moves=("tackle",)) for s in self.seen}] * n
+
+
+@pytest.mark.slow
+def test_each_told_part_replaces_only_its_part_of_the_guesses():
+    from bench.engine_oracle import ToldEngine, true_team
+    from pokegym.backends.sim import SimBattleSession
+    from pokegym.formats import resolve_format
+    from pokegym.showdown.simulator import shared_simulator
+
+    sim = shared_simulator()
+    sim.ensure_running()
+    fmt = resolve_format("gen9randombattle", simulator=sim)
+    session = SimBattleSession(sim, fmt, seeds=(8, 9, 10), names=("p1", "p2"))
+    ours, theirs = session.battles
+    seen = [to_id(m.species) for m in ours.opponent_team.values()]
+    assert len(seen) == 1  # the opponent's lead
+    truth = true_team(theirs)
+    belief = _Belief(seen)
+    for part in ("all", "seen", "unseen"):
+        agent = ToldEngine(seed=0, told=part, samples=3)
+        agent.told_battle = theirs
+        guesses = agent.guesses(ours, belief)
+        if part == "all":
+            assert guesses == [truth]
+            continue
+        assert len(guesses) == 3
+        for guess in guesses:
+            if part == "seen":
+                assert guess == {seen[0]: truth[seen[0]]}
+            else:  # the five true unseen Pokémon first, the seen one as the belief guessed
+                assert list(guess)[:5] == [s for s in truth if s != seen[0]]
+                assert guess[seen[0]].moves == ("tackle",)
+    with pytest.raises(ValueError, match="told is one of"):
+        ToldEngine(seed=0, told="some")
