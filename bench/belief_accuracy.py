@@ -1,0 +1,128 @@
+"""How often is the belief right about the opponent's Pokémon it has seen? At every
+decision of real battles, the belief's guesses (``samples`` draws, as the search agents
+take them) against the opponent's true sets, attribute by attribute.
+
+For each opponent Pokémon seen at a decision and each guess: the item, the ability and
+the Tera type right or not; how many of the true moves the guessed four hold; all four
+right. Reported over all (decision, Pokémon, guess) triples, and split by whether the
+attribute had been revealed in the battle yet (a revealed item is known; the question is
+how well the hidden ones are guessed). Both players are ``abyssal`` unless told otherwise;
+the belief is that of player one, the opponent's truth its own request.
+
+    pokegym bench belief_accuracy --battles 20 --seed 0 [--samples 4] [--agents abyssal,abyssal]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+import numpy as np
+
+from pokegym.actions import ActionCodec
+from pokegym.agents import make_agent
+from pokegym.backends.sim import SimBattleSession
+from pokegym.formats import resolve_format
+from pokegym.showdown.simulator import shared_simulator
+from pokegym.stats import wilson_interval
+from pokegym.world.data import to_id
+from pokegym.world.priors import belief_for
+
+ATTRIBUTES = ("item", "ability", "tera", "moves_all_four")
+
+
+def _truth(mon) -> dict[str, object]:
+    return {"item": to_id(mon.item or ""), "ability": to_id(mon.ability or ""),
+            "tera": mon.tera_type.name.lower() if mon.tera_type is not None else "",
+            "moves": {to_id(m) for m in mon.moves}}  # fmt: skip
+
+
+def _revealed(mon) -> dict[str, bool]:
+    """What the battle has shown of an opponent's Pokémon (from our side)."""
+    return {"item": bool(mon.item) and mon.item != "unknown_item",
+            "ability": bool(mon.ability), "tera": bool(mon.is_terastallized),
+            "moves_all_four": len(mon.moves) >= 4}  # fmt: skip
+
+
+def score_decision(ours, theirs, belief, rng, samples: int, tally: Counter) -> None:
+    """Add one decision's guesses against the truth to ``tally``."""
+    truth = {to_id(m.species): _truth(m) for m in theirs.team.values()}
+    guesses = belief.sample_determinizations(rng, samples)
+    for mon in ours.opponent_team.values():
+        species = to_id(mon.species)
+        true = truth.get(species)
+        if true is None:
+            continue
+        shown = _revealed(mon)
+        for guess in guesses:
+            pset = guess.get(species)
+            if pset is None:
+                continue
+            right = {
+                "item": to_id(pset.item) == true["item"],
+                "ability": to_id(pset.ability) == true["ability"],
+                "tera": to_id(pset.tera_type) == true["tera"],
+                "moves_all_four": {to_id(m) for m in pset.moves} == true["moves"],
+            }
+            for name, ok in right.items():
+                where = "shown" if shown[name] else "hidden"
+                tally[(name, where, "n")] += 1
+                tally[(name, where, "right")] += ok
+            tally[("moves", "held", "n")] += len(true["moves"])
+            tally[("moves", "held", "right")] += len(true["moves"] & {to_id(m) for m in pset.moves})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--battles", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--agents", default="abyssal,abyssal", help="p1,p2 agent specs")
+    args = parser.parse_args(argv)
+    if args.battles < 1 or args.samples < 1:
+        parser.error("--battles and --samples are counts (1 or more)")
+    specs = args.agents.split(",")
+    if len(specs) != 2:
+        parser.error("--agents is two agent specs, p1,p2")
+    sim = shared_simulator()
+    sim.ensure_running()
+    fmt = resolve_format("gen9randombattle", simulator=sim)
+    codec = ActionCodec(fmt.gimmick)
+    rng = np.random.default_rng(args.seed)
+    tally: Counter = Counter()
+    decisions = 0
+    for b in range(args.battles):
+        seed = args.seed * 1000 + b
+        session = SimBattleSession(sim, fmt, seeds=(seed, seed + 1, seed + 2), names=("p1", "p2"))
+        players = [make_agent(spec) for spec in specs]
+        for _ in range(500):
+            if session.finished:
+                break
+            ours, theirs = session.battles
+            if session.needs_choice(0) and ours.opponent_active_pokemon is not None:
+                score_decision(ours, theirs, belief_for(ours), rng, args.samples, tally)
+                decisions += 1
+            orders = {side: players[side].choose(session.battles[side]) for side in (0, 1)
+                      if session.needs_choice(side)}  # fmt: skip
+            session.choose({side: codec.order_to_choice(order, session.battles[side])
+                            for side, order in orders.items()})  # fmt: skip
+    print(
+        f"belief accuracy: {args.battles} gen9randombattle battles ({args.agents}), "
+        f"{decisions} decisions, {args.samples} guesses each, seed {args.seed}"
+    )
+    print(f"{'attribute':<16}{'where':<8}{'n':>8}  {'right':>7}  95 %")
+    for name in ATTRIBUTES:
+        for where in ("hidden", "shown"):
+            n, right = tally[(name, where, "n")], tally[(name, where, "right")]
+            if n:
+                low, high = wilson_interval(right, n)
+                print(f"{name:<16}{where:<8}{n:>8}  {100 * right / n:6.1f} %  "
+                      f"[{100 * low:.1f}, {100 * high:.1f}]")  # fmt: skip
+    n, right = tally[("moves", "held", "n")], tally[("moves", "held", "right")]
+    if n:
+        print(f"{'true moves held':<24}{n:>8}  {100 * right / n:6.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
