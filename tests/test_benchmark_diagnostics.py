@@ -161,3 +161,22 @@ def test_value_by_action_groups_searched_decisions_by_the_kind_played(benchmark_
     n, value, heuristic, won = result[("a", "b", "attack")]
     assert (n, won) == (2, 0.5) and value == pytest.approx(0.7) and heuristic == pytest.approx(0.6)
     assert result[("a", "b", "switch")] == (1, 0.3, 0.4, 1.0)
+
+
+@pytest.mark.slow
+def test_the_belief_is_right_about_everything_the_battle_has_shown(capsys):
+    """bench/belief_accuracy.py on real battles: what a battle has revealed (an item, an
+    ability, a Tera type) the belief's guesses always hold; what it has not, they guess."""
+    from bench import belief_accuracy
+
+    assert belief_accuracy.main(["--battles", "2", "--seed", "2", "--samples", "3"]) == 0
+    rows = {}
+    for line in capsys.readouterr().out.splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[0] in belief_accuracy.ATTRIBUTES:
+            rows[(parts[0], parts[1])] = (int(parts[2]), float(parts[3]))
+    assert rows[("item", "hidden")][0] > 0 and rows[("item", "shown")][0] > 0
+    for attribute in ("item", "ability", "tera"):
+        if (attribute, "shown") in rows:
+            assert rows[(attribute, "shown")][1] == 100.0, (attribute, rows)
+    assert 0.0 < rows[("tera", "hidden")][1] < 100.0
