@@ -52,9 +52,16 @@ def pokegym(*args: str) -> list[str]:
     return [sys.executable, "-m", "pokegym.cli", *args]
 
 
+def _interruptible() -> None:
+    """In the child before it runs: Ctrl-C as a terminal delivers it. A test run started as
+    a background job of a script inherits SIGINT ignored, and so would the commands."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)  # fmt: skip
+                            env=env, start_new_session=True,
+                            preexec_fn=_interruptible)  # fmt: skip
 
 
 def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 120):
@@ -446,7 +453,7 @@ def test_sigterm_forfeits_writes_and_exits(server, tmp_path):
                                 "--agent", "random", "--opponent", "pgTermA"))  # fmt: skip
     wait_for_results(tmp_path / "c", 2, [accept, challenge])
     challenge.send_signal(signal.SIGTERM)
-    out, err = challenge.communicate(timeout=120)
+    out, err = challenge.communicate(timeout=60)
     assert challenge.returncode == 128 + signal.SIGTERM
     assert "interrupted (SIGTERM)" in err and "Traceback" not in err
     assert "games  wins" in out
@@ -459,7 +466,7 @@ def test_sigterm_forfeits_writes_and_exits(server, tmp_path):
     assert len(finished) >= 2
     assert [r["battle"] for r in results(tmp_path / "a")] == [r["battle"] for r in finished]
     accept.send_signal(signal.SIGINT)
-    _, err = accept.communicate(timeout=120)
+    _, err = accept.communicate(timeout=60)
     assert accept.returncode == 128 + signal.SIGINT and "Traceback" not in err
     for proc in (accept, challenge):
         assert process_group_alive(proc.pid) == []
