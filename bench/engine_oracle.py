@@ -23,11 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from poke_env.battle import AbstractBattle
 
+from bench.opponent_oracle import true_sets
 from pokegym.agents import parse_agent_spec, register_agent
 from pokegym.arena import Arena, ArenaConfig
 from pokegym.ratings import binomial_test
@@ -72,16 +74,13 @@ class ToldEngine(EnginePolicy):
 
 
 def true_team(theirs: AbstractBattle) -> dict[str, PokemonSet]:
-    """The opponent's own view of its team as sets keyed by species id: moves, item,
-    ability and Tera type from its request; EVs and IVs of the random-battle sets."""
-    sets = {}
+    """The opponent's own view of its team (:func:`bench.opponent_oracle.true_sets`) with
+    its Tera types, and the EVs of the random-battle sets."""
+    sets = true_sets(theirs)
     for mon in theirs.team.values():
-        species = to_id(mon.species)
         tera = mon.tera_type.name.title() if mon.tera_type is not None else ""
-        sets[species] = PokemonSet(species=species, level=mon.level or 100,
-                                   item=to_id(mon.item or ""), ability=to_id(mon.ability or ""),
-                                   moves=tuple(to_id(m) for m in mon.moves), evs=(85,) * 6,
-                                   tera_type=tera)  # fmt: skip
+        species = to_id(mon.species)
+        sets[species] = replace(sets[species], evs=(85,) * 6, tera_type=tera)
     return sets
 
 
