@@ -9,6 +9,12 @@ attribute had been revealed in the battle yet (a revealed item is known; the que
 how well the hidden ones are guessed). Both players are ``abyssal`` unless told otherwise;
 the belief is that of player one, the opponent's truth its own request.
 
+Two beliefs are scored at the same decisions, with the same random draws: one that reads
+the battle's direct hits as evidence (:mod:`pokegym.world.priors.hits`, the default) and
+one that does not, so the column ``hits - none`` is a paired difference. ``p(true)`` is
+the mean probability the belief gives the true hidden item (no draws in it). ``off
+support`` counts the (decision, Pokémon) pairs whose evidence no candidate set explained.
+
     pokegym bench belief_accuracy --battles 20 --seed 0 [--samples 4] [--agents abyssal,abyssal]
 """
 
@@ -26,9 +32,10 @@ from pokegym.formats import resolve_format
 from pokegym.showdown.simulator import shared_simulator
 from pokegym.stats import wilson_interval
 from pokegym.world.data import to_id
-from pokegym.world.priors import belief_for
+from pokegym.world.priors import BeliefState
 
 ATTRIBUTES = ("item", "ability", "tera", "moves_all_four")
+BELIEFS = ("hits", "none")
 
 
 def _truth(mon) -> dict[str, object]:
@@ -54,6 +61,14 @@ def score_decision(ours, theirs, belief, rng, samples: int, tally: Counter) -> N
         if true is None:
             continue
         shown = _revealed(mon)
+        dist = belief.distributions().get(_key(belief, mon))
+        if dist is not None:
+            tally[("off_support", "all", "n")] += 1
+            tally[("off_support", "all", "right")] += dist.off_support
+            if not shown["item"]:
+                tally[("p_true_item", "hidden", "n")] += 1
+                tally[("p_true_item", "hidden", "sum")] += dist.item_probabilities().get(
+                    true["item"], 0.0)  # fmt: skip
         for guess in guesses:
             pset = guess.get(species)
             if pset is None:
@@ -72,6 +87,27 @@ def score_decision(ours, theirs, belief, rng, samples: int, tally: Counter) -> N
             tally[("moves", "held", "right")] += len(true["moves"] & {to_id(m) for m in pset.moves})
 
 
+def _key(belief, mon) -> str | None:
+    try:
+        return belief._key(mon)
+    except KeyError:
+        return None
+
+
+def _line(name: str, where: str, tallies: dict[str, Counter]) -> str | None:
+    """One attribute's accuracy under each belief and the paired difference."""
+    cells = []
+    for belief in BELIEFS:
+        n, right = tallies[belief][(name, where, "n")], tallies[belief][(name, where, "right")]
+        if not n:
+            return None
+        low, high = wilson_interval(right, n)
+        cells.append(f"{100 * right / n:6.1f} % [{100 * low:.1f}, {100 * high:.1f}]")
+    n = tallies[BELIEFS[0]][(name, where, "n")]
+    diff = (tallies["hits"][(name, where, "right")] - tallies["none"][(name, where, "right")]) / n
+    return f"{name:<16}{where:<8}{n:>8}  {cells[0]:<24}{cells[1]:<24}{100 * diff:+6.1f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--battles", type=int, default=20)
@@ -88,19 +124,25 @@ def main(argv: list[str] | None = None) -> int:
     sim.ensure_running()
     fmt = resolve_format("gen9randombattle", simulator=sim)
     codec = ActionCodec(fmt.gimmick)
-    rng = np.random.default_rng(args.seed)
-    tally: Counter = Counter()
+    tallies = {belief: Counter() for belief in BELIEFS}
     decisions = 0
     for b in range(args.battles):
         seed = args.seed * 1000 + b
         session = SimBattleSession(sim, fmt, seeds=(seed, seed + 1, seed + 2), names=("p1", "p2"))
         players = [make_agent(spec) for spec in specs]
+        beliefs: dict[str, BeliefState] = {}
         for _ in range(500):
             if session.finished:
                 break
             ours, theirs = session.battles
             if session.needs_choice(0) and ours.opponent_active_pokemon is not None:
-                score_decision(ours, theirs, belief_for(ours), rng, args.samples, tally)
+                if not beliefs:
+                    beliefs = {name: BeliefState.from_battle(ours, hits=name == "hits")
+                               for name in BELIEFS}  # fmt: skip
+                for name, belief in beliefs.items():
+                    belief.update(ours)
+                    rng = np.random.default_rng((args.seed, b, decisions))
+                    score_decision(ours, theirs, belief, rng, args.samples, tallies[name])
                 decisions += 1
             orders = {side: players[side].choose(session.battles[side]) for side in (0, 1)
                       if session.needs_choice(side)}  # fmt: skip
@@ -110,17 +152,21 @@ def main(argv: list[str] | None = None) -> int:
         f"belief accuracy: {args.battles} gen9randombattle battles ({args.agents}), "
         f"{decisions} decisions, {args.samples} guesses each, seed {args.seed}"
     )
-    print(f"{'attribute':<16}{'where':<8}{'n':>8}  {'right':>7}  95 %")
+    print(f"{'attribute':<16}{'where':<8}{'n':>8}  {'with hits':<24}{'without':<24}hits - none")
     for name in ATTRIBUTES:
         for where in ("hidden", "shown"):
-            n, right = tally[(name, where, "n")], tally[(name, where, "right")]
-            if n:
-                low, high = wilson_interval(right, n)
-                print(f"{name:<16}{where:<8}{n:>8}  {100 * right / n:6.1f} %  "
-                      f"[{100 * low:.1f}, {100 * high:.1f}]")  # fmt: skip
-    n, right = tally[("moves", "held", "n")], tally[("moves", "held", "right")]
-    if n:
-        print(f"{'true moves held':<24}{n:>8}  {100 * right / n:6.1f} %")
+            line = _line(name, where, tallies)
+            if line:
+                print(line)
+    for belief in BELIEFS:
+        tally = tallies[belief]
+        n, right = tally[("moves", "held", "n")], tally[("moves", "held", "right")]
+        p_n = tally[("p_true_item", "hidden", "n")]
+        p_true = tally[("p_true_item", "hidden", "sum")] / max(1, p_n)
+        off_n, off = tally[("off_support", "all", "n")], tally[("off_support", "all", "right")]
+        print(f"{belief}: true moves held {100 * right / max(1, n):.1f} % of {n}; "
+              f"p(true hidden item) {p_true:.3f} over {p_n}; "
+              f"off support {off} of {off_n}")  # fmt: skip
     return 0
 
 

@@ -3,7 +3,8 @@
 Each decision:
 
 1. draws ``samples`` guesses of everything hidden from the belief
-   (:func:`~pokegym.world.priors.belief_for`): a set (moves, item, ability, spread, Tera
+   (:func:`~pokegym.world.priors.belief_for`, narrowed by what the protocol revealed, the
+   turn orders and the damage of every direct hit): a set (moves, item, ability, spread, Tera
    type) for every opponent Pokémon seen, and the Pokémon not seen yet
    (:func:`~policies.core.engine_state.unseen_opponents`);
 2. builds the engine's state for each guess (:func:`~policies.core.engine_state.engine_state`)
@@ -78,6 +79,10 @@ class EngineOptions:
     """``rerank``: seconds of the budget kept for the lookahead (the search gets the rest)."""
     checkpoint: str | None = None
     """``rerank=value``: the value network's checkpoint (default: the shipped one)."""
+    hits: bool = True
+    """The belief reads the battle's direct hits as evidence about the opponent's sets
+    (:mod:`pokegym.world.priors.hits`); ``hits=false``: only what the protocol reveals
+    and the turn orders."""
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
@@ -102,6 +107,8 @@ class EngineOptions:
             raise ValueError("rerank_share is a share of the best option's visits, in (0, 1]")
         if self.rerank != "none" and not 0.0 <= self.rerank_time < self.budget:
             raise ValueError("rerank_time is the seconds kept for the lookahead, in [0, budget)")
+        if not isinstance(self.hits, bool):
+            raise ValueError(f"hits is true or false, not {self.hits!r}")
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip
@@ -184,7 +191,7 @@ class EnginePolicy(Policy):
         """Each root option's visit share summed over the guesses, and the iterations run."""
         o = self.options
         dex = load_dex(battle.gen)
-        belief = belief_for(battle)
+        belief = belief_for(battle, hits=o.hits)
         guesses = self.guesses(battle, belief)
         shares: dict[str, float] = {}
         self._opponent_shares = opponent = {}

@@ -16,7 +16,8 @@ from pokegym.world.damage import Combatant, Field, calculate
 from pokegym.world.data import Dex, load_dex, to_id
 from pokegym.world.priors.battle_history import battle_events, resolve_order
 from pokegym.world.priors.distribution import SetDistribution, _tera_name
-from pokegym.world.priors.protocol import ObservedTurnOrder, ProtocolTracker
+from pokegym.world.priors.hits import HitObservation, HitTracker, hit_observation
+from pokegym.world.priors.protocol import ObservedTurnOrder
 from pokegym.world.priors.set_priors import SetPrior
 from pokegym.world.priors.sources import prior_for_format
 from pokegym.world.priors.turn_order import TurnOrder
@@ -134,20 +135,28 @@ class BeliefState:
         prior: where sets come from (:func:`prior_for_format` builds one).
         our_role: ``"p1"`` or ``"p2"``.
         gen: the generation (default: the prior's).
+        hits: read the direct hits of the battle as evidence (see
+            :mod:`pokegym.world.priors.hits`); False: only what the protocol reveals,
+            the turn orders and observations added by :meth:`observe_damage`.
 
     Distributions are keyed by the opponent's identifiers (``"p2: Great Tusk"``,
     the keys of ``battle.opponent_team``); Pokémon only seen at Team Preview are keyed
     by their species id until they appear.
     """
 
-    def __init__(self, prior: SetPrior, *, our_role: str = "p1", gen: int | None = None):
+    def __init__(
+        self, prior: SetPrior, *, our_role: str = "p1", gen: int | None = None, hits: bool = True
+    ):
         self.prior = prior
         self.gen = gen or prior.gen
         self.our_role = our_role
+        self.hits = hits
         self._reset()
 
     def _reset(self) -> None:
-        self.tracker = ProtocolTracker(self.our_role, self.gen)
+        self.tracker = HitTracker(self.our_role, self.gen)
+        self._hits_seen = 0
+        self._hit_evidence: dict[str, list[HitObservation]] = {}
         self._battle_tag: str | None = None
         self._fed = 0
         self._orders_seen = 0
@@ -171,6 +180,7 @@ class BeliefState:
         usage_stats: str | Path | Mapping[str, Any] | UsageStats | None = None,
         n_teams: int | None = None,
         build: bool = False,
+        hits: bool = True,
     ) -> BeliefState:
         """A belief for ``battle`` (updated to its current state).
 
@@ -182,6 +192,7 @@ class BeliefState:
                 are made inside decisions, and priors are built before battles
                 (``pokegym priors build``, or when the format is set up); a missing one
                 raises :class:`~pokegym.world.priors.PriorsNotBuiltError`.
+            hits: read the battle's direct hits as evidence (see the class).
         """
         if isinstance(source, SetPrior):
             prior = source
@@ -190,7 +201,7 @@ class BeliefState:
                 source or battle_format(battle), usage_stats=usage_stats, n_teams=n_teams,
                 build=build,
             )  # fmt: skip
-        belief = cls(prior, our_role=battle.player_role or "p1", gen=battle.gen)
+        belief = cls(prior, our_role=battle.player_role or "p1", gen=battle.gen, hits=hits)
         belief.update(battle)
         return belief
 
@@ -224,6 +235,12 @@ class BeliefState:
         self._orders_seen = len(self.tracker.orders)
         changed = False
         dex = load_dex(self.gen)
+        if self.hits:
+            for hit in self.tracker.hits[self._hits_seen :]:
+                observation = hit_observation(hit, self.tracker, battle, dex)
+                if observation is not None:
+                    self._hit_evidence.setdefault(observation.ident, []).append(observation)
+        self._hits_seen = len(self.tracker.hits)
         seen_species: set[str] = set()
         team = getattr(battle, "_opponent_team", None)
         if team is None:
@@ -294,7 +311,12 @@ class BeliefState:
             ability=ability,
             tera_type=_tera_name(tera) if tera is not None else None,
             orders=orders,
-            damage=tuple(self._damage.get(ident, [])),
+            damage=tuple(
+                (hit.damage_range, hit.observed, hit.tolerance, hit.lower_bound)
+                for hit in self._hit_evidence.get(ident, [])
+                if not invalid.intersection(hit.stints)
+            )
+            + tuple(self._damage.get(ident, [])),
             # Showdown announces an Air Balloon whenever its holder enters the field.
             absent_items=_ANNOUNCED_ON_ENTRY if original is None and mon.revealed else (),
         )
@@ -449,13 +471,17 @@ def belief_for(
     *,
     usage_stats: str | Path | Mapping[str, Any] | UsageStats | None = None,
     n_teams: int | None = None,
+    hits: bool = True,
 ) -> BeliefState:
     """The :class:`BeliefState` of this battle object, built on first use (arguments as
     :meth:`BeliefState.from_battle`), kept while the battle object lives, and brought
-    up to date on every call (a no-op when no protocol line arrived since)."""
+    up to date on every call (a no-op when no protocol line arrived since). Asked with
+    another ``hits`` than the kept one's, it builds a new belief and keeps that."""
     belief = _BELIEFS.get(battle)
-    if belief is None:
-        belief = BeliefState.from_battle(battle, source, usage_stats=usage_stats, n_teams=n_teams)
+    if belief is None or belief.hits != hits:
+        belief = BeliefState.from_battle(
+            battle, source, usage_stats=usage_stats, n_teams=n_teams, hits=hits
+        )
         _BELIEFS[battle] = belief
     else:
         belief.update(battle)

@@ -1,0 +1,210 @@
+"""Direct hits as evidence about the opponent's sets (pokegym/world/priors/hits.py).
+
+The scripted tests feed protocol lines to the tracker and check what it keeps about
+each hit. The recorded battle (tests/data/protocol, no Node) and the simulator's own
+battles check the evidence against the truth: Showdown rolled every hit with the
+opponent's true set, so each usable hit's range for that set must hold the damage seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from pokegym.world.priors import BeliefState, SetDistribution
+from pokegym.world.priors.hits import HitTracker
+from pokegym.world.sets import PokemonSet
+from tests.test_priors_recorded import RANDOM_BATTLE, load, prior_of, replay, truth
+
+
+def feed(tracker: HitTracker, text: str) -> None:
+    for line in text.strip().splitlines():
+        tracker.feed(line.strip())
+
+
+START = """
+|switch|p1a: Garchomp|Garchomp, L80, M|280/280
+|switch|p2a: Scizor|Scizor, L82, M|100/100
+|turn|1
+"""
+
+
+def test_a_hit_keeps_the_stat_stages_screens_and_tera_it_happened_under():
+    tracker = HitTracker("p1")
+    feed(
+        tracker,
+        START
+        + """
+|-terastallize|p2a: Scizor|Steel
+|move|p2a: Scizor|Swords Dance|p2a: Scizor
+|-boost|p2a: Scizor|atk|2
+|move|p1a: Garchomp|Reflect|p1a: Garchomp
+|-sidestart|p1: Player|Reflect
+|-unboost|p1a: Garchomp|def|1
+|upkeep
+|turn|2
+|move|p2a: Scizor|Bullet Punch|p1a: Garchomp
+|-damage|p1a: Garchomp|150/280
+""",
+    )
+    (hit,) = tracker.hits
+    assert hit.usable and hit.event.move == "bulletpunch"
+    assert dict(hit.attacker.boosts) == {"atk": 2} and dict(hit.defender.boosts) == {"def": -1}
+    assert hit.attacker.terastallized and not hit.defender.terastallized
+    assert hit.defender.screens == ("reflect",) and hit.attacker.screens == ()
+    assert not hit.defender.just_switched_in  # it came in before the last end of turn
+    assert hit.event.fraction_lost == pytest.approx(130 / 280)
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ("|move|p2a: Scizor|Bullet Punch|p1a: Garchomp\n|-crit|p1a: Garchomp", "critical"),
+        ("|move|p2a: Scizor|Bullet Seed|p1a: Garchomp", "multi-hit"),
+        ("|move|p2a: Scizor|Knock Off|p1a: Garchomp", "power depends on the item"),
+        (
+            "|move|p2a: Scizor|Bullet Punch|p1a: Garchomp\n"
+            "|-enditem|p1a: Garchomp|Chople Berry|[eat]",
+            "an item used in the hit",
+        ),
+        (
+            "|-start|p2a: Scizor|typechange|Fighting|[from] ability: Protean\n"
+            "|move|p2a: Scizor|Bullet Punch|p1a: Garchomp",
+            "type changed",
+        ),
+        (
+            "|-copyboost|p2a: Scizor|p1a: Garchomp\n|move|p2a: Scizor|Bullet Punch|p1a: Garchomp",
+            "stages not known",
+        ),
+    ],
+)
+def test_a_hit_whose_damage_is_not_known_for_certain_is_not_usable(lines, why):
+    tracker = HitTracker("p1")
+    feed(tracker, START + lines + "\n|-damage|p1a: Garchomp|150/280")
+    assert len(tracker.hits) == 1, why
+    assert not tracker.hits[0].usable, why
+
+
+def test_a_pokemon_is_new_to_the_field_only_in_the_turn_it_was_sent_in():
+    """Stakeout doubles against a Pokémon sent in this turn, not one sent in after a
+    faint at the end of the last turn (Showdown's ``activeTurns``)."""
+    tracker = HitTracker("p1")
+    feed(
+        tracker,
+        START
+        + """
+|switch|p2a: Heatran|Heatran, L80, M|100/100
+|move|p1a: Garchomp|Earthquake|p2a: Heatran
+|-damage|p2a: Heatran|0 fnt
+|faint|p2a: Heatran
+|upkeep
+|switch|p2a: Scizor|Scizor, L82, M|100/100
+|turn|2
+|move|p1a: Garchomp|Fire Fang|p2a: Scizor
+|-damage|p2a: Scizor|10/100
+""",
+    )
+    first, second = tracker.hits
+    assert first.defender.just_switched_in and not second.defender.just_switched_in
+    assert first.hp_after == 0.0
+
+
+@pytest.fixture(scope="module")
+def recording():
+    return load(RANDOM_BATTLE)
+
+
+def _evidence_holds(belief: BeliefState, true: dict[str, PokemonSet]) -> int:
+    """Every hit kept as evidence admits the true set; returns how many there are."""
+    checked = 0
+    for ident, hits in belief._hit_evidence.items():
+        pset = true[belief.species_id(ident)]
+        for hit in hits:
+            if belief.tracker.invalid_stints.intersection(hit.stints):
+                continue
+            low, high = hit.damage_range(pset)
+            assert hit.observed <= high + hit.tolerance, (ident, hit.turn, low, high)
+            assert hit.lower_bound or hit.observed >= low - hit.tolerance, (ident, hit.turn)
+            checked += 1
+    return checked
+
+
+def test_the_recorded_battles_hits_admit_the_true_sets_and_rule_out_other_items(recording):
+    prior = prior_of(recording)
+    with_hits = BeliefState(prior, our_role="p1", gen=9)
+    without = BeliefState(prior, our_role="p1", gen=9, hits=False)
+    view = replay(recording, on_block=lambda b: (with_hits.update(b), without.update(b)))
+    true = truth(recording)
+    assert _evidence_holds(with_hits, true) >= 20
+    for ident in view.battle.opponent_team:
+        kept, before = with_hits.distribution(ident), without.distribution(ident)
+        assert not kept.off_support, (ident, kept.notes)
+        assert set(kept.sets) <= set(before.sets)
+    # The true set against the same set with another damage item: the hits tell them apart.
+    ruled_out = set()
+    for ident, hits in with_hits._hit_evidence.items():
+        pset = true[with_hits.species_id(ident)]
+        others = [replace(pset, item=item) for item in _DAMAGE_ITEMS if item != pset.item]
+        dist = SetDistribution.from_weighted(
+            pset.species, [(pset, 1.0)] + [(o, 1.0) for o in others]
+        )
+        for hit in hits:
+            dist = dist.given_damage(hit.damage_range, hit.observed, hit.tolerance,
+                                     lower_bound=hit.lower_bound)  # fmt: skip
+        assert pset in dist.sets and not dist.off_support, ident
+        ruled_out |= {o.item for o in others if o not in dist.sets}
+    assert {"choiceband", "choicespecs", "assaultvest"} <= ruled_out
+
+
+_DAMAGE_ITEMS = ("choiceband", "choicespecs", "assaultvest", "lifeorb", "expertbelt")
+
+
+def test_the_engine_agent_can_leave_the_hits_out():
+    from policies.engine import EngineOptions
+
+    assert EngineOptions().hits is True and EngineOptions(hits=False).hits is False
+    with pytest.raises(ValueError, match="hits is true or false"):
+        EngineOptions(hits="sometimes")  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_in_the_simulators_battles_every_usable_hit_admits_the_true_set():
+    from bench.engine_oracle import true_team
+    from pokegym.actions import ActionCodec
+    from pokegym.agents import make_agent
+    from pokegym.backends.sim import SimBattleSession
+    from pokegym.formats import resolve_format
+    from pokegym.showdown.simulator import shared_simulator
+
+    sim = shared_simulator()
+    sim.ensure_running()
+    fmt = resolve_format("gen9randombattle", simulator=sim)
+    codec = ActionCodec(fmt.gimmick)
+    checked = 0
+    for seed in (3, 5, 8):
+        session = SimBattleSession(sim, fmt, seeds=(seed, seed + 1, seed + 2), names=("p1", "p2"))
+        players = [make_agent("abyssal"), make_agent("abyssal")]
+        belief: BeliefState | None = None
+        true: dict[str, PokemonSet] = {}
+        for _ in range(500):
+            if session.finished:
+                break
+            ours, theirs = session.battles
+            if session.needs_choice(0) and ours.opponent_active_pokemon is not None:
+                belief = belief or BeliefState.from_battle(ours)
+                belief.update(ours)
+                # Items as held at the start: an item lost later is not the set's.
+                true.update({k: v for k, v in true_team(theirs).items() if v.item or k not in true})
+            orders = {side: players[side].choose(session.battles[side]) for side in (0, 1)
+                      if session.needs_choice(side)}  # fmt: skip
+            session.choose({side: codec.order_to_choice(order, session.battles[side])
+                            for side, order in orders.items()})  # fmt: skip
+        assert belief is not None
+        belief.update(session.battles[0])
+        true = {k: v for k, v in true.items() if v.item}
+        belief._hit_evidence = {
+            k: v for k, v in belief._hit_evidence.items() if belief.species_id(k) in true
+        }
+        checked += _evidence_holds(belief, true)
+    assert checked >= 20
