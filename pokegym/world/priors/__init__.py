@@ -72,8 +72,14 @@ Posterior updates
   :func:`their_hit_range` (their hit on us: bounds on their attack, item, ability)
   build that function with the damage calculator (:mod:`pokegym.world.damage`);
   :meth:`BeliefState.observe_damage` adds such an observation to the evidence.
-  :func:`damage_events` extracts direct hits from the protocol lines; they are not
-  applied automatically (the calculator needs both sides' full state at the hit).
+  :class:`BeliefState` applies the battle's own hits by itself
+  (:mod:`~pokegym.world.priors.hits`): :class:`HitTracker` keeps both sides' full
+  state at each hit (every stat stage, screens, Terastallization, Protosynthesis,
+  Stakeout's "sent in this turn"), and :func:`hit_observation` turns each hit whose
+  damage is known for certain into such an observation (no critical hits, multi-hit
+  moves, moves whose power depends on the battle's history, items used in the hit,
+  type changes, Illusion). ``BeliefState(..., hits=False)`` leaves them out.
+  :func:`damage_events` lists the direct hits of a battle's protocol lines.
 
 Outputs
 -------
@@ -94,7 +100,8 @@ Modules: :mod:`~pokegym.world.priors.distribution` (set distributions),
 :mod:`~pokegym.world.priors.turn_order` (speed inference from turn order),
 :mod:`~pokegym.world.priors.set_priors` (the kinds of set prior),
 :mod:`~pokegym.world.priors.sources` (which prior each format uses, its build step and caches),
-:mod:`~pokegym.world.priors.protocol` (protocol parsing) and
+:mod:`~pokegym.world.priors.protocol` (protocol parsing),
+:mod:`~pokegym.world.priors.hits` (direct hits and what their damage depended on) and
 :mod:`~pokegym.world.priors.belief` (the belief state and damage evidence). Every
 public name is importable from ``pokegym.world.priors``.
 """
@@ -113,6 +120,7 @@ from pokegym.world.priors.belief import (
 from pokegym.world.priors.distribution import (
     SetDistribution,
 )
+from pokegym.world.priors.hits import HitContext, HitObservation, HitTracker, hit_observation
 from pokegym.world.priors.protocol import DamageEvent, ObservedTurnOrder, ProtocolTracker
 from pokegym.world.priors.set_priors import (
     GenericPrior,
@@ -153,6 +161,9 @@ __all__ = [
     "BeliefState",
     "DamageEvent",
     "GenericPrior",
+    "HitContext",
+    "HitObservation",
+    "HitTracker",
     "MixturePrior",
     "ObservedTurnOrder",
     "PriorsNotBuiltError",
@@ -172,6 +183,7 @@ __all__ = [
     "build_random_set_counts",
     "damage_events",
     "effective_speed",
+    "hit_observation",
     "modal_determinizer",
     "move_priority",
     "order_consistent",
