@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from test_priors_recorded import RANDOM_BATTLE, load, prior_of, replay, truth
 
 from pokegym.world.priors import BeliefState, SetDistribution
 from pokegym.world.priors.hits import HitTracker
 from pokegym.world.sets import PokemonSet
-from tests.test_priors_recorded import RANDOM_BATTLE, load, prior_of, replay, truth
 
 
 def feed(tracker: HitTracker, text: str) -> None:
@@ -160,12 +160,35 @@ def test_the_recorded_battles_hits_admit_the_true_sets_and_rule_out_other_items(
 _DAMAGE_ITEMS = ("choiceband", "choicespecs", "assaultvest", "lifeorb", "expertbelt")
 
 
-def test_the_engine_agent_can_leave_the_hits_out():
-    from policies.engine import EngineOptions
+def test_the_engine_agent_reads_the_hits_unless_told_not_to(recording):
+    """On the recorded battle's last request, ``engine`` decides on a belief with the
+    hits as evidence, ``engine:hits=false`` on one without."""
+    from pokegym.world.priors.belief import _BELIEFS
+    from policies.engine import EngineOptions, EnginePolicy
 
-    assert EngineOptions().hits is True and EngineOptions(hits=False).hits is False
     with pytest.raises(ValueError, match="hits is true or false"):
         EngineOptions(hits="sometimes")  # type: ignore[arg-type]
+    for hits in (False, True):
+        battle = next(b for b in _views(recording) if b.turn >= 20)
+        assert battle not in _BELIEFS
+        agent = EnginePolicy(seed=1, iterations=50, samples=1, hits=hits)
+        agent.choose(battle)
+        assert agent.failures == 0 and agent.iteration_counts
+        belief = _BELIEFS[battle]  # the one the agent decided on
+        assert belief.hits is hits
+        assert bool(belief._hit_evidence) is hits
+
+
+def _views(recording):
+    from pokegym.backends.base import PlayerView
+
+    view = PlayerView(recording["tag"], recording["names"][0], recording["names"][1], "p1",
+                      recording["gen"])  # fmt: skip
+    for text, requests in recording["blocks"]:
+        view.feed(text)
+        view.feed_requests(requests)
+        if requests and not requests[-1].get("wait") and view.battle.available_moves:
+            yield view.battle
 
 
 @pytest.mark.slow
