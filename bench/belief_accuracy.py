@@ -14,6 +14,9 @@ the battle's direct hits as evidence (:mod:`pokegym.world.priors.hits`, the defa
 one that does not, so the column ``hits - none`` is a paired difference. ``p(true)`` is
 the mean probability the belief gives the true hidden item (no draws in it). ``off
 support`` counts the (decision, Pokémon) pairs whose evidence no candidate set explained.
+Last, every hit the belief kept as evidence is checked against the opponent's true set
+(its item as first seen: Showdown rolled the hit with it): the number whose damage that
+set cannot explain should be 0.
 
     pokegym bench belief_accuracy --battles 20 --seed 0 [--samples 4] [--agents abyssal,abyssal]
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,8 +35,9 @@ from pokegym.backends.sim import SimBattleSession
 from pokegym.formats import resolve_format
 from pokegym.showdown.simulator import shared_simulator
 from pokegym.stats import wilson_interval
-from pokegym.world.data import to_id
+from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors import BeliefState
+from pokegym.world.sets import PokemonSet
 
 ATTRIBUTES = ("item", "ability", "tera", "moves_all_four")
 BELIEFS = ("hits", "none")
@@ -87,6 +92,43 @@ def score_decision(ours, theirs, belief, rng, samples: int, tally: Counter) -> N
             tally[("moves", "held", "right")] += len(true["moves"] & {to_id(m) for m in pset.moves})
 
 
+def _true_sets(theirs) -> dict[str, PokemonSet]:
+    """The opponent's sets from its own request: random-battle EVs (85), and Attack and
+    Speed IVs of 31, or 0 where the stat it shows says so."""
+    dex = load_dex(theirs.gen)
+    sets = {}
+    for mon in theirs.team.values():
+        species = to_id(mon.species)
+        pset = PokemonSet(species=species, level=mon.level or 100, item=to_id(mon.item or ""),
+                          ability=to_id(mon.ability or ""),
+                          moves=tuple(to_id(m) for m in mon.moves), evs=(85,) * 6,
+                          tera_type=mon.tera_type.name.title() if mon.tera_type else "",
+                          )  # fmt: skip
+        shown = {k: v for k, v in (mon.stats or {}).items() if v}
+        ivs = list(pset.ivs)
+        for i, stat in enumerate(("hp", "atk", "def", "spa", "spd", "spe")):
+            if stat in ("atk", "spe") and stat in shown and pset.stats(dex)[stat] != shown[stat]:
+                ivs[i] = 0
+        sets[species] = replace(pset, ivs=tuple(ivs))
+    return sets
+
+
+def check_hits(belief: BeliefState, true: dict[str, PokemonSet], tally: Counter) -> None:
+    """Count the hits kept as evidence, and those the true set cannot explain."""
+    for ident, hits in belief._hit_evidence.items():
+        pset = true.get(belief.species_id(ident))
+        if pset is None or not pset.item:
+            continue
+        for hit in hits:
+            if belief.tracker.invalid_stints.intersection(hit.stints):
+                continue
+            low, high = hit.damage_range(pset)
+            wrong = hit.observed > high + hit.tolerance or (
+                not hit.lower_bound and hit.observed < low - hit.tolerance)  # fmt: skip
+            tally["hits"] += 1
+            tally["hits_wrong"] += wrong
+
+
 def _key(belief, mon) -> str | None:
     try:
         return belief._key(mon)
@@ -125,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     fmt = resolve_format("gen9randombattle", simulator=sim)
     codec = ActionCodec(fmt.gimmick)
     tallies = {belief: Counter() for belief in BELIEFS}
+    hit_tally: Counter = Counter()
     decisions = 0
     for b in range(args.battles):
         seed = args.seed * 1000 + b
         session = SimBattleSession(sim, fmt, seeds=(seed, seed + 1, seed + 2), names=("p1", "p2"))
         players = [make_agent(spec) for spec in specs]
         beliefs: dict[str, BeliefState] = {}
+        true: dict[str, PokemonSet] = {}
         for _ in range(500):
             if session.finished:
                 break
@@ -139,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                 if not beliefs:
                     beliefs = {name: BeliefState.from_battle(ours, hits=name == "hits")
                                for name in BELIEFS}  # fmt: skip
+                for species, pset in _true_sets(theirs).items():
+                    true.setdefault(species, pset)  # its item as first seen
                 for name, belief in beliefs.items():
                     belief.update(ours)
                     rng = np.random.default_rng((args.seed, b, decisions))
@@ -148,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                       if session.needs_choice(side)}  # fmt: skip
             session.choose({side: codec.order_to_choice(order, session.battles[side])
                             for side, order in orders.items()})  # fmt: skip
+        if beliefs:
+            beliefs["hits"].update(session.battles[0])
+            check_hits(beliefs["hits"], true, hit_tally)
     print(
         f"belief accuracy: {args.battles} gen9randombattle battles ({args.agents}), "
         f"{decisions} decisions, {args.samples} guesses each, seed {args.seed}"
@@ -167,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{belief}: true moves held {100 * right / max(1, n):.1f} % of {n}; "
               f"p(true hidden item) {p_true:.3f} over {p_n}; "
               f"off support {off} of {off_n}")  # fmt: skip
+    print(f"hits kept as evidence: {hit_tally['hits']}; "
+          f"not explained by the true set: {hit_tally['hits_wrong']}")  # fmt: skip
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,7 +173,10 @@ def test_the_belief_is_right_about_everything_the_battle_has_shown(capsys):
 
     assert belief_accuracy.main(["--battles", "2", "--seed", "2", "--samples", "3"]) == 0
     rows = {}
-    for line in capsys.readouterr().out.splitlines():
+    out = capsys.readouterr().out
+    kept, wrong = re.search(r"evidence: (\d+); not explained by the true set: (\d+)", out).groups()
+    assert int(kept) >= 5 and int(wrong) == 0, out  # Showdown rolled every hit with the truth
+    for line in out.splitlines():
         parts = line.split()
         if len(parts) >= 4 and parts[0] in belief_accuracy.ATTRIBUTES:
             rows[(parts[0], parts[1])] = (int(parts[2]), float(parts[3]))

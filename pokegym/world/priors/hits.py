@@ -404,13 +404,18 @@ def _unknown(pset: PokemonSet) -> bool:
     return bool(_RELEVANT_UNKNOWN.intersection(unknown))
 
 
-def _candidate(dex: Dex, pset: PokemonSet, state: dict[str, Any]) -> Combatant:
-    """The opponent's Pokémon with the set ``pset``, in the state of the hit."""
+def _candidates(dex: Dex, pset: PokemonSet, state: dict[str, Any]) -> list[Combatant]:
+    """The opponent's Pokémon with the set ``pset``, in the state of the hit: at the two
+    ends of the HP its whole percent allows (a pinch ability such as Torrent, or
+    Multiscale, may hold at one end only)."""
     fields = dict(state)
     fraction = fields.pop("hp_fraction")
-    full = Combatant.from_set(dex, pset, **fields)
-    full.hp = max(1, round(fraction * full.max_hp))
-    return full
+    out = []
+    for shown in (fraction, fraction - 0.01):
+        mon = Combatant.from_set(dex, pset, **fields)
+        mon.hp = max(1, min(mon.max_hp, round(shown * mon.max_hp)))
+        out.append(mon)
+    return out
 
 
 def _their_hit(
@@ -425,8 +430,9 @@ def _their_hit(
         if _unknown(pset):
             return 0.0, float("inf")
         if pset not in cache:
-            result = calculate(dex, _candidate(dex, pset, state), ours, move, field, crit=False)
-            cache[pset] = (result.min / hp, result.max / hp)
+            results = [calculate(dex, them, ours, move, field, crit=False)
+                       for them in _candidates(dex, pset, state)]  # fmt: skip
+            cache[pset] = (min(r.min for r in results) / hp, max(r.max for r in results) / hp)
         return cache[pset]
 
     return damage_range
@@ -443,10 +449,12 @@ def _our_hit(
         if _unknown(pset):
             return 0.0, float("inf")
         if pset not in cache:
-            defender = _candidate(dex, pset, state)
-            result = calculate(dex, ours, defender, move, field, crit=False)
-            hp = defender.max_hp or 1
-            cache[pset] = (result.min / hp, result.max / hp)
+            low, high = float("inf"), 0.0
+            for them in _candidates(dex, pset, state):
+                result = calculate(dex, ours, them, move, field, crit=False)
+                hp = them.max_hp or 1
+                low, high = min(low, result.min / hp), max(high, result.max / hp)
+            cache[pset] = (low, high)
         return cache[pset]
 
     return damage_range
