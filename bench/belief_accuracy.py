@@ -150,18 +150,11 @@ def _line(name: str, where: str, tallies: dict[str, Counter]) -> str | None:
     return f"{name:<16}{where:<8}{n:>8}  {cells[0]:<24}{cells[1]:<24}{100 * diff:+6.1f}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--battles", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--samples", type=int, default=4)
-    parser.add_argument("--agents", default="abyssal,abyssal", help="p1,p2 agent specs")
-    args = parser.parse_args(argv)
-    if args.battles < 1 or args.samples < 1:
-        parser.error("--battles and --samples are counts (1 or more)")
-    specs = args.agents.split(",")
-    if len(specs) != 2:
-        parser.error("--agents is two agent specs, p1,p2")
+def measure(
+    battles: int, seed: int, samples: int, specs: list[str]
+) -> tuple[dict[str, Counter], Counter, int]:
+    """Play ``battles`` random battles between ``specs`` and score both beliefs of player
+    one at each of its decisions: the tallies by belief, the hits' check, the decisions."""
     sim = shared_simulator()
     sim.ensure_running()
     fmt = resolve_format("gen9randombattle", simulator=sim)
@@ -169,9 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     tallies = {belief: Counter() for belief in BELIEFS}
     hit_tally: Counter = Counter()
     decisions = 0
-    for b in range(args.battles):
-        seed = args.seed * 1000 + b
-        session = SimBattleSession(sim, fmt, seeds=(seed, seed + 1, seed + 2), names=("p1", "p2"))
+    for b in range(battles):
+        first = seed * 1000 + b
+        session = SimBattleSession(
+            sim, fmt, seeds=(first, first + 1, first + 2), names=("p1", "p2")
+        )
         players = [make_agent(spec) for spec in specs]
         beliefs: dict[str, BeliefState] = {}
         true: dict[str, PokemonSet] = {}
@@ -187,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                     true.setdefault(species, pset)  # its item as first seen
                 for name, belief in beliefs.items():
                     belief.update(ours)
-                    rng = np.random.default_rng((args.seed, b, decisions))
-                    score_decision(ours, theirs, belief, rng, args.samples, tallies[name])
+                    rng = np.random.default_rng((seed, b, decisions))
+                    score_decision(ours, theirs, belief, rng, samples, tallies[name])
                 decisions += 1
             orders = {side: players[side].choose(session.battles[side]) for side in (0, 1)
                       if session.needs_choice(side)}  # fmt: skip
@@ -197,6 +192,22 @@ def main(argv: list[str] | None = None) -> int:
         if beliefs:
             beliefs["hits"].update(session.battles[0])
             check_hits(beliefs["hits"], true, hit_tally)
+    return tallies, hit_tally, decisions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--battles", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--agents", default="abyssal,abyssal", help="p1,p2 agent specs")
+    args = parser.parse_args(argv)
+    if args.battles < 1 or args.samples < 1:
+        parser.error("--battles and --samples are counts (1 or more)")
+    specs = args.agents.split(",")
+    if len(specs) != 2:
+        parser.error("--agents is two agent specs, p1,p2")
+    tallies, hit_tally, decisions = measure(args.battles, args.seed, args.samples, specs)
     print(
         f"belief accuracy: {args.battles} gen9randombattle battles ({args.agents}), "
         f"{decisions} decisions, {args.samples} guesses each, seed {args.seed}"

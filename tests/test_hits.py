@@ -193,41 +193,12 @@ def _views(recording):
 
 @pytest.mark.slow
 def test_in_the_simulators_battles_every_usable_hit_admits_the_true_set():
-    from bench.engine_oracle import true_team
-    from pokegym.actions import ActionCodec
-    from pokegym.agents import make_agent
-    from pokegym.backends.sim import SimBattleSession
-    from pokegym.formats import resolve_format
-    from pokegym.showdown.simulator import shared_simulator
+    """Random battles on the simulator (bench/belief_accuracy.py's loop): each hit the
+    belief keeps is checked against the opponent's true set, its item as first seen."""
+    from bench.belief_accuracy import measure
 
-    sim = shared_simulator()
-    sim.ensure_running()
-    fmt = resolve_format("gen9randombattle", simulator=sim)
-    codec = ActionCodec(fmt.gimmick)
-    checked = 0
-    for seed in (3, 5, 8):
-        session = SimBattleSession(sim, fmt, seeds=(seed, seed + 1, seed + 2), names=("p1", "p2"))
-        players = [make_agent("abyssal"), make_agent("abyssal")]
-        belief: BeliefState | None = None
-        true: dict[str, PokemonSet] = {}
-        for _ in range(500):
-            if session.finished:
-                break
-            ours, theirs = session.battles
-            if session.needs_choice(0) and ours.opponent_active_pokemon is not None:
-                belief = belief or BeliefState.from_battle(ours)
-                belief.update(ours)
-                # Items as held at the start: an item lost later is not the set's.
-                true.update({k: v for k, v in true_team(theirs).items() if v.item or k not in true})
-            orders = {side: players[side].choose(session.battles[side]) for side in (0, 1)
-                      if session.needs_choice(side)}  # fmt: skip
-            session.choose({side: codec.order_to_choice(order, session.battles[side])
-                            for side, order in orders.items()})  # fmt: skip
-        assert belief is not None
-        belief.update(session.battles[0])
-        true = {k: v for k, v in true.items() if v.item}
-        belief._hit_evidence = {
-            k: v for k, v in belief._hit_evidence.items() if belief.species_id(k) in true
-        }
-        checked += _evidence_holds(belief, true)
-    assert checked >= 20
+    tallies, hits, decisions = measure(battles=3, seed=5, samples=1, specs=["abyssal", "abyssal"])
+    assert decisions >= 30 and hits["hits"] >= 20
+    assert hits["hits_wrong"] == 0
+    with_hits, without = tallies["hits"], tallies["none"]
+    assert with_hits[("item", "hidden", "n")] == without[("item", "hidden", "n")] > 0

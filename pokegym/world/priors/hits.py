@@ -207,12 +207,18 @@ class HitTracker(ProtocolTracker):
         if m.args and m.args[0][:2] in self._screens:
             self._screens[m.args[0][:2]].discard(name)
 
-    def _on_start(self, m: Message) -> None:
-        super()._on_start(m)
+    def _effect(self, m: Message) -> tuple[str, str] | None:
+        """The side and the effect of a ``-start`` / ``-end`` line on an active Pokémon."""
         role = self._active_role(m)
         if role is None or len(m.args) < 2:
+            return None
+        return role, to_id(m.args[1].split(":")[-1])
+
+    def _on_start(self, m: Message) -> None:
+        super()._on_start(m)
+        if (started := self._effect(m)) is None:
             return
-        effect = to_id(m.args[1].split(":")[-1])
+        role, effect = started
         for ability in ("protosynthesis", "quarkdrive"):
             if effect.startswith(ability) and effect != ability:
                 self._paradox[role] = effect[len(ability) :]
@@ -223,10 +229,9 @@ class HitTracker(ProtocolTracker):
 
     def _on_end(self, m: Message) -> None:
         super()._on_end(m)
-        role = self._active_role(m)
-        if role is None or len(m.args) < 2:
+        if (ended := self._effect(m)) is None:
             return
-        effect = to_id(m.args[1].split(":")[-1])
+        role, effect = ended
         if effect in ("protosynthesis", "quarkdrive"):
             self._paradox[role] = "none"
         self._volatiles[role].discard(effect)
@@ -373,11 +378,11 @@ def hit_observation(
     }
     lower_bound = hit.hp_after <= 0.0
     if theirs_attack:
-        damage_range = _their_hit(dex, our, event.move, field, state)
+        damage_range = _hit_range(dex, our, event.move, field, state, by_them=True)
         tolerance = 1.5 / hp_max
         lower_bound = lower_bound or round(hit.hp_after * hp_max) <= 1
     else:
-        damage_range = _our_hit(dex, our, event.move, field, state)
+        damage_range = _hit_range(dex, our, event.move, field, state, by_them=False)
         tolerance = 0.015  # the opponent's HP is shown in whole percent
         lower_bound = lower_bound or hit.hp_after <= 0.011
     return HitObservation(
@@ -418,31 +423,12 @@ def _candidates(dex: Dex, pset: PokemonSet, state: dict[str, Any]) -> list[Comba
     return out
 
 
-def _their_hit(
-    dex: Dex, ours: Combatant, move: str, field: Field, state: dict[str, Any]
+def _hit_range(
+    dex: Dex, ours: Combatant, move: str, field: Field, state: dict[str, Any], *, by_them: bool
 ) -> DamageRange:
-    """Their ``move`` on our Pokémon, for a candidate set of the attacker: fractions of
-    our maximum HP."""
-    cache: dict[PokemonSet, tuple[float, float]] = {}
-    hp = ours.max_hp
-
-    def damage_range(pset: PokemonSet) -> tuple[float, float]:
-        if _unknown(pset):
-            return 0.0, float("inf")
-        if pset not in cache:
-            results = [calculate(dex, them, ours, move, field, crit=False)
-                       for them in _candidates(dex, pset, state)]  # fmt: skip
-            cache[pset] = (min(r.min for r in results) / hp, max(r.max for r in results) / hp)
-        return cache[pset]
-
-    return damage_range
-
-
-def _our_hit(
-    dex: Dex, ours: Combatant, move: str, field: Field, state: dict[str, Any]
-) -> DamageRange:
-    """Our ``move`` on their Pokémon, for a candidate set of the defender: fractions of
-    its maximum HP."""
+    """The hit's damage for a candidate set of the opponent's Pokémon, as fractions of
+    the defender's maximum HP: their ``move`` on our Pokémon (``by_them``), or ours on
+    theirs."""
     cache: dict[PokemonSet, tuple[float, float]] = {}
 
     def damage_range(pset: PokemonSet) -> tuple[float, float]:
@@ -451,8 +437,9 @@ def _our_hit(
         if pset not in cache:
             low, high = float("inf"), 0.0
             for them in _candidates(dex, pset, state):
-                result = calculate(dex, ours, them, move, field, crit=False)
-                hp = them.max_hp or 1
+                attacker, defender = (them, ours) if by_them else (ours, them)
+                result = calculate(dex, attacker, defender, move, field, crit=False)
+                hp = defender.max_hp or 1
                 low, high = min(low, result.min / hp), max(high, result.max / hp)
             cache[pset] = (low, high)
         return cache[pset]
