@@ -9,14 +9,16 @@ attribute had been revealed in the battle yet (a revealed item is known; the que
 how well the hidden ones are guessed). Both players are ``abyssal`` unless told otherwise;
 the belief is that of player one, the opponent's truth its own request.
 
-Two beliefs are scored at the same decisions, with the same random draws: one that reads
-the battle's direct hits as evidence (:mod:`pokegym.world.priors.hits`, the default) and
-one that does not, so the column ``hits - none`` is a paired difference. ``p(true)`` is
+Three beliefs are scored at the same decisions, with the same random draws: the default,
+which reads the battle's direct hits (:mod:`pokegym.world.priors.hits`) and what the
+opponent's item did not do (:mod:`pokegym.world.priors.item_clues`) as evidence; one
+with the hits alone; and one with neither. The last column, ``all - none``, is a paired
+difference. ``p(true)`` is
 the mean probability the belief gives the true hidden item (no draws in it). ``off
 support`` counts the (decision, Pokémon) pairs whose evidence no candidate set explained.
-Last, every hit the belief kept as evidence is checked against the opponent's true set
-(its item as first seen: Showdown rolled the hit with it): the number whose damage that
-set cannot explain should be 0.
+Last, every hit and item clue the default belief kept as evidence is checked against the
+opponent's true set (its item as first seen: Showdown rolled the hit with it): the
+number that set cannot explain should be 0.
 
     pokegym bench belief_accuracy --battles 20 --seed 0 [--samples 4] [--agents abyssal,abyssal]
 """
@@ -40,7 +42,11 @@ from pokegym.world.priors import BeliefState
 from pokegym.world.sets import PokemonSet
 
 ATTRIBUTES = ("item", "ability", "tera", "moves_all_four")
-BELIEFS = ("hits", "none")
+BELIEFS = {  # name: (hits, clues)
+    "hits+clues": (True, True),
+    "hits": (True, False),
+    "none": (False, False),
+}
 
 
 def _truth(mon) -> dict[str, object]:
@@ -93,8 +99,8 @@ def score_decision(ours, theirs, belief, rng, samples: int, tally: Counter) -> N
 
 
 def _true_sets(theirs) -> dict[str, PokemonSet]:
-    """The opponent's sets from its own request: random-battle EVs (85), and Attack and
-    Speed IVs of 31, or 0 where the stat it shows says so."""
+    """The opponent's sets from its own request, with the random-battle EVs and IVs (85
+    and 31; for Attack and Speed, whichever of 0 or those gives the stat it shows)."""
     dex = load_dex(theirs.gen)
     sets = {}
     for mon in theirs.team.values():
@@ -105,12 +111,18 @@ def _true_sets(theirs) -> dict[str, PokemonSet]:
                           tera_type=mon.tera_type.name.title() if mon.tera_type else "",
                           )  # fmt: skip
         shown = {k: v for k, v in (mon.stats or {}).items() if v}
-        ivs = list(pset.ivs)
-        for i, stat in enumerate(("hp", "atk", "def", "spa", "spd", "spe")):
-            if stat in ("atk", "spe") and stat in shown and pset.stats(dex)[stat] != shown[stat]:
-                ivs[i] = 0
-        sets[species] = replace(pset, ivs=tuple(ivs))
+        for i, stat in ((1, "atk"), (5, "spe")):
+            for iv, ev in ((31, 85), (0, 85), (0, 0), (31, 0)):
+                trial = replace(pset, ivs=_put(pset.ivs, i, iv), evs=_put(pset.evs, i, ev))
+                if stat not in shown or trial.stats(dex)[stat] == shown[stat]:
+                    pset = trial
+                    break
+        sets[species] = pset
     return sets
+
+
+def _put(values: tuple[int, ...], index: int, value: int) -> tuple[int, ...]:
+    return (*values[:index], value, *values[index + 1 :])
 
 
 def check_hits(belief: BeliefState, true: dict[str, PokemonSet], tally: Counter) -> None:
@@ -127,6 +139,14 @@ def check_hits(belief: BeliefState, true: dict[str, PokemonSet], tally: Counter)
                 not hit.lower_bound and hit.observed < low - hit.tolerance)  # fmt: skip
             tally["hits"] += 1
             tally["hits_wrong"] += wrong
+    for ident, clues in belief._item_clues.items():
+        pset = true.get(belief.species_id(ident))
+        if pset is None or not pset.item:
+            continue
+        for clue in clues:
+            if clue.stint not in belief.tracker.invalid_stints:
+                tally["clues"] += 1
+                tally["clues_wrong"] += clue.distance(pset) > 0
 
 
 def _key(belief, mon) -> str | None:
@@ -145,9 +165,12 @@ def _line(name: str, where: str, tallies: dict[str, Counter]) -> str | None:
             return None
         low, high = wilson_interval(right, n)
         cells.append(f"{100 * right / n:6.1f} % [{100 * low:.1f}, {100 * high:.1f}]")
-    n = tallies[BELIEFS[0]][(name, where, "n")]
-    diff = (tallies["hits"][(name, where, "right")] - tallies["none"][(name, where, "right")]) / n
-    return f"{name:<16}{where:<8}{n:>8}  {cells[0]:<24}{cells[1]:<24}{100 * diff:+6.1f}"
+    n = tallies["none"][(name, where, "n")]
+    first, last = tallies["hits+clues"], tallies["none"]
+    diff = (first[(name, where, "right")] - last[(name, where, "right")]) / n
+    return (
+        f"{name:<16}{where:<8}{n:>8}  " + "".join(f"{c:<24}" for c in cells) + f"{100 * diff:+6.1f}"
+    )
 
 
 def measure(
@@ -176,8 +199,8 @@ def measure(
             ours, theirs = session.battles
             if session.needs_choice(0) and ours.opponent_active_pokemon is not None:
                 if not beliefs:
-                    beliefs = {name: BeliefState.from_battle(ours, hits=name == "hits")
-                               for name in BELIEFS}  # fmt: skip
+                    beliefs = {name: BeliefState.from_battle(ours, hits=hits, clues=clues)
+                               for name, (hits, clues) in BELIEFS.items()}  # fmt: skip
                 for species, pset in _true_sets(theirs).items():
                     true.setdefault(species, pset)  # its item as first seen
                 for name, belief in beliefs.items():
@@ -190,8 +213,8 @@ def measure(
             session.choose({side: codec.order_to_choice(order, session.battles[side])
                             for side, order in orders.items()})  # fmt: skip
         if beliefs:
-            beliefs["hits"].update(session.battles[0])
-            check_hits(beliefs["hits"], true, hit_tally)
+            beliefs["hits+clues"].update(session.battles[0])
+            check_hits(beliefs["hits+clues"], true, hit_tally)
     return tallies, hit_tally, decisions
 
 
@@ -212,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         f"belief accuracy: {args.battles} gen9randombattle battles ({args.agents}), "
         f"{decisions} decisions, {args.samples} guesses each, seed {args.seed}"
     )
-    print(f"{'attribute':<16}{'where':<8}{'n':>8}  {'with hits':<24}{'without':<24}hits - none")
+    print(f"{'attribute':<16}{'where':<8}{'n':>8}  "
+          + "".join(f"{name:<24}" for name in BELIEFS) + "all - none")  # fmt: skip
     for name in ATTRIBUTES:
         for where in ("hidden", "shown"):
             line = _line(name, where, tallies)
@@ -229,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
               f"off support {off} of {off_n}")  # fmt: skip
     print(f"hits kept as evidence: {hit_tally['hits']}; "
           f"not explained by the true set: {hit_tally['hits_wrong']}")  # fmt: skip
+    print(f"clues about items kept as evidence: {hit_tally['clues']}; "
+          f"not explained by the true set: {hit_tally['clues_wrong']}")  # fmt: skip
     return 0
 
 

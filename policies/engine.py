@@ -4,8 +4,9 @@ Each decision:
 
 1. draws ``samples`` guesses of everything hidden from the belief
    (:func:`~pokegym.world.priors.belief_for`, narrowed by what the protocol revealed, the
-   turn orders and the damage of every direct hit): a set (moves, item, ability, spread, Tera
-   type) for every opponent Pokémon seen, and the Pokémon not seen yet
+   turn orders, the damage of every direct hit and what the opponent's item did not do):
+   a set (moves, item, ability, spread, Tera type) for every opponent Pokémon seen, and
+   the Pokémon not seen yet
    (:func:`~policies.core.engine_state.unseen_opponents`);
 2. builds the engine's state for each guess (:func:`~policies.core.engine_state.engine_state`)
    and runs poke-engine's MCTS on it for an equal share of the time budget (or a fixed
@@ -81,8 +82,12 @@ class EngineOptions:
     """``rerank=value``: the value network's checkpoint (default: the shipped one)."""
     hits: bool = True
     """The belief reads the battle's direct hits as evidence about the opponent's sets
-    (:mod:`pokegym.world.priors.hits`); ``hits=false``: only what the protocol reveals
-    and the turn orders."""
+    (:mod:`pokegym.world.priors.hits`)."""
+    clues: bool = True
+    """The belief reads what the opponent's item did not do as evidence (no Life Orb
+    recoil, no Leftovers, Stealth Rock damage, two different moves in a row:
+    :mod:`pokegym.world.priors.item_clues`). With ``hits=false,clues=false`` only what
+    the protocol reveals and the turn orders narrow the sets."""
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
@@ -107,8 +112,9 @@ class EngineOptions:
             raise ValueError("rerank_share is a share of the best option's visits, in (0, 1]")
         if self.rerank != "none" and not 0.0 <= self.rerank_time < self.budget:
             raise ValueError("rerank_time is the seconds kept for the lookahead, in [0, budget)")
-        if not isinstance(self.hits, bool):
-            raise ValueError(f"hits is true or false, not {self.hits!r}")
+        for name in ("hits", "clues"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} is true or false, not {getattr(self, name)!r}")
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip
@@ -191,7 +197,7 @@ class EnginePolicy(Policy):
         """Each root option's visit share summed over the guesses, and the iterations run."""
         o = self.options
         dex = load_dex(battle.gen)
-        belief = belief_for(battle, hits=o.hits)
+        belief = belief_for(battle, hits=o.hits, clues=o.clues)
         guesses = self.guesses(battle, belief)
         shares: dict[str, float] = {}
         self._opponent_shares = opponent = {}

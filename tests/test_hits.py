@@ -160,23 +160,25 @@ def test_the_recorded_battles_hits_admit_the_true_sets_and_rule_out_other_items(
 _DAMAGE_ITEMS = ("choiceband", "choicespecs", "assaultvest", "lifeorb", "expertbelt")
 
 
-def test_the_engine_agent_reads_the_hits_unless_told_not_to(recording):
+def test_the_engine_agent_reads_the_hits_and_clues_unless_told_not_to(recording):
     """On the recorded battle's last request, ``engine`` decides on a belief with the
-    hits as evidence, ``engine:hits=false`` on one without."""
+    hits and item clues as evidence, ``engine:hits=false,clues=false`` on one without."""
     from pokegym.world.priors.belief import _BELIEFS
     from policies.engine import EngineOptions, EnginePolicy
 
     with pytest.raises(ValueError, match="hits is true or false"):
         EngineOptions(hits="sometimes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="clues is true or false"):
+        EngineOptions(clues=1)  # type: ignore[arg-type]
     for hits in (False, True):
         battle = next(b for b in _views(recording) if b.turn >= 20)
         assert battle not in _BELIEFS
-        agent = EnginePolicy(seed=1, iterations=50, samples=1, hits=hits)
+        agent = EnginePolicy(seed=1, iterations=50, samples=1, hits=hits, clues=hits)
         agent.choose(battle)
         assert agent.failures == 0 and agent.iteration_counts
         belief = _BELIEFS[battle]  # the one the agent decided on
-        assert belief.hits is hits
-        assert bool(belief._hit_evidence) is hits
+        assert belief.hits is hits and belief.clues is hits
+        assert bool(belief._hit_evidence) is hits and bool(belief._item_clues) is hits
 
 
 def _views(recording):
@@ -193,12 +195,13 @@ def _views(recording):
 
 @pytest.mark.slow
 def test_in_the_simulators_battles_every_usable_hit_admits_the_true_set():
-    """Random battles on the simulator (bench/belief_accuracy.py's loop): each hit the
-    belief keeps is checked against the opponent's true set, its item as first seen."""
+    """Random battles on the simulator (bench/belief_accuracy.py's loop): each hit and
+    item clue the belief keeps is checked against the opponent's true set, its item as
+    first seen."""
     from bench.belief_accuracy import measure
 
     tallies, hits, decisions = measure(battles=3, seed=5, samples=1, specs=["abyssal", "abyssal"])
-    assert decisions >= 30 and hits["hits"] >= 20
-    assert hits["hits_wrong"] == 0
-    with_hits, without = tallies["hits"], tallies["none"]
+    assert decisions >= 30 and hits["hits"] >= 20 and hits["clues"] >= 20
+    assert hits["hits_wrong"] == 0 and hits["clues_wrong"] == 0
+    with_hits, without = tallies["hits+clues"], tallies["none"]
     assert with_hits[("item", "hidden", "n")] == without[("item", "hidden", "n")] > 0

@@ -16,7 +16,8 @@ from pokegym.world.damage import Combatant, Field, calculate
 from pokegym.world.data import Dex, load_dex, to_id
 from pokegym.world.priors.battle_history import battle_events, resolve_order
 from pokegym.world.priors.distribution import SetDistribution, _tera_name
-from pokegym.world.priors.hits import HitObservation, HitTracker, hit_observation
+from pokegym.world.priors.hits import HitObservation, hit_observation
+from pokegym.world.priors.item_clues import ClueTracker, ItemClue
 from pokegym.world.priors.protocol import ObservedTurnOrder
 from pokegym.world.priors.set_priors import SetPrior
 from pokegym.world.priors.sources import prior_for_format
@@ -93,6 +94,7 @@ class _Evidence:
     orders: tuple[TurnOrder, ...]
     damage: tuple[tuple[DamageRange, float, float, bool], ...]
     absent_items: tuple[str, ...] = ()
+    clues: tuple[ItemClue, ...] = ()
 
 
 _IGNORED_MOVES = frozenset({"struggle", "recharge", ""})
@@ -145,17 +147,26 @@ class BeliefState:
     """
 
     def __init__(
-        self, prior: SetPrior, *, our_role: str = "p1", gen: int | None = None, hits: bool = True
+        self,
+        prior: SetPrior,
+        *,
+        our_role: str = "p1",
+        gen: int | None = None,
+        hits: bool = True,
+        clues: bool = True,
     ):
         self.prior = prior
         self.gen = gen or prior.gen
         self.our_role = our_role
         self.hits = hits
+        self.clues = clues
         self._reset()
 
     def _reset(self) -> None:
-        self.tracker = HitTracker(self.our_role, self.gen)
+        self.tracker = ClueTracker(self.our_role, self.gen)
         self._hits_seen = 0
+        self._clues_seen = 0
+        self._item_clues: dict[str, list[ItemClue]] = {}
         self._hit_evidence: dict[str, list[HitObservation]] = {}
         self._battle_tag: str | None = None
         self._fed = 0
@@ -181,6 +192,7 @@ class BeliefState:
         n_teams: int | None = None,
         build: bool = False,
         hits: bool = True,
+        clues: bool = True,
     ) -> BeliefState:
         """A belief for ``battle`` (updated to its current state).
 
@@ -192,7 +204,8 @@ class BeliefState:
                 are made inside decisions, and priors are built before battles
                 (``pokegym priors build``, or when the format is set up); a missing one
                 raises :class:`~pokegym.world.priors.PriorsNotBuiltError`.
-            hits: read the battle's direct hits as evidence (see the class).
+            hits / clues: read the battle's direct hits / its item clues as evidence
+                (see the class).
         """
         if isinstance(source, SetPrior):
             prior = source
@@ -201,7 +214,8 @@ class BeliefState:
                 source or battle_format(battle), usage_stats=usage_stats, n_teams=n_teams,
                 build=build,
             )  # fmt: skip
-        belief = cls(prior, our_role=battle.player_role or "p1", gen=battle.gen, hits=hits)
+        belief = cls(prior, our_role=battle.player_role or "p1", gen=battle.gen, hits=hits,
+                     clues=clues)  # fmt: skip
         belief.update(battle)
         return belief
 
@@ -241,6 +255,10 @@ class BeliefState:
                 if observation is not None:
                     self._hit_evidence.setdefault(observation.ident, []).append(observation)
         self._hits_seen = len(self.tracker.hits)
+        if self.clues:
+            for clue in self.tracker.clues[self._clues_seen :]:
+                self._item_clues.setdefault(clue.ident, []).append(clue)
+        self._clues_seen = len(self.tracker.clues)
         seen_species: set[str] = set()
         team = getattr(battle, "_opponent_team", None)
         if team is None:
@@ -317,6 +335,7 @@ class BeliefState:
                 if not invalid.intersection(hit.stints)
             )
             + tuple(self._damage.get(ident, [])),
+            clues=tuple(c for c in self._item_clues.get(ident, []) if c.stint not in invalid),
             # Showdown announces an Air Balloon whenever its holder enters the field.
             absent_items=_ANNOUNCED_ON_ENTRY if original is None and mon.revealed else (),
         )
@@ -399,6 +418,9 @@ class BeliefState:
             dist = dist.given_turn_order(order, dex)
         for damage_range, observed, tolerance, lower_bound in ev.damage:
             dist = dist.given_damage(damage_range, observed, tolerance, lower_bound=lower_bound)
+        for clue in ev.clues:
+            dist = dist.condition([clue.distance(pset) for pset in dist.sets],
+                                  note=f"turn {clue.turn}: no set explains {clue.why}")  # fmt: skip
         if ev.absent_items:
             dist = dist.without_items(ev.absent_items)
         if ev.current_item is not None:
@@ -472,15 +494,17 @@ def belief_for(
     usage_stats: str | Path | Mapping[str, Any] | UsageStats | None = None,
     n_teams: int | None = None,
     hits: bool = True,
+    clues: bool = True,
 ) -> BeliefState:
     """The :class:`BeliefState` of this battle object, built on first use (arguments as
     :meth:`BeliefState.from_battle`), kept while the battle object lives, and brought
     up to date on every call (a no-op when no protocol line arrived since). Asked with
-    another ``hits`` than the kept one's, it builds a new belief and keeps that."""
+    another ``hits`` or ``clues`` than the kept one's, it builds a new belief and keeps
+    that."""
     belief = _BELIEFS.get(battle)
-    if belief is None or belief.hits != hits:
+    if belief is None or (belief.hits, belief.clues) != (hits, clues):
         belief = BeliefState.from_battle(
-            battle, source, usage_stats=usage_stats, n_teams=n_teams, hits=hits
+            battle, source, usage_stats=usage_stats, n_teams=n_teams, hits=hits, clues=clues
         )
         _BELIEFS[battle] = belief
     else:

@@ -13,8 +13,10 @@ Multiscale, its spread in team formats).
 A hit is left out whenever something that changes its damage is not known for
 certain: a critical hit, a multi-hit move, a move whose power or type depends on the
 battle's history (Eruption, Knock Off, Tera Blast, Weather Ball, ...), fixed damage,
-a stat stage changed in a way not tracked, a transformed or Dynamaxed Pokémon, an
-item used or lost before the hit, a forme change.
+a stat stage changed in a way not tracked, a transformed or Dynamaxed Pokémon, a type
+changed (Protean, Soak, Roost this turn), a Glaive Rush user before it moves again,
+Gravity, an item used or lost before the hit,
+a forme change.
 """
 
 from __future__ import annotations
@@ -35,7 +37,12 @@ if TYPE_CHECKING:
 
 _STATS = ("atk", "def", "spa", "spd", "spe", "accuracy", "evasion")
 _SCREENS = ("reflect", "lightscreen", "auroraveil")
-_VOLATILES = frozenset({"flashfire", "charge"})
+_VOLATILES = frozenset({"flashfire", "charge", "smackdown", "magnetrise", "slowstart"})
+# Abilities whose effect on damage depends on what the protocol does not say for sure
+# (Analytic: whether the attacker moved last).
+_UNSURE_ABILITIES = frozenset({"analytic"})
+# Two-turn moves whose charging turn's +1 Special Attack is already in the stages seen.
+_CHARGED = frozenset({"meteorbeam", "electroshot"})
 # Move callbacks that make a hit's power, type or damage depend on more than the sets.
 _UNSURE_CALLBACKS = frozenset(
     {"basePowerCallback", "onBasePower", "onModifyMove", "onModifyType", "damageCallback"}
@@ -59,6 +66,7 @@ class Fighter:
     volatiles: frozenset[str]
     screens: tuple[str, ...]  # on this Pokémon's side
     just_switched_in: bool  # sent in this turn (Stakeout)
+    fallen: int  # its side's fainted Pokémon when it came in (Supreme Overlord)
     stint: int  # its side's switch-ins so far (an Illusion broken later voids the stint)
 
 
@@ -97,7 +105,8 @@ class HitTracker(ProtocolTracker):
     """A :class:`ProtocolTracker` that also records a :class:`HitContext` per direct hit
     (``hits``, in order)."""
 
-    HANDLERS = {**ProtocolTracker.HANDLERS, "-terastallize": "_on_terastallize"}
+    HANDLERS = {**ProtocolTracker.HANDLERS, "-terastallize": "_on_terastallize",
+                "-singleturn": "_on_singleturn"}  # fmt: skip
 
     def __init__(self, our_role: str, gen: int = 9):
         super().__init__(our_role, gen)
@@ -109,7 +118,11 @@ class HitTracker(ProtocolTracker):
         self._volatiles: dict[str, set[str]] = {"p1": set(), "p2": set()}
         self._tera: set[str] = set()
         self._fresh = {"p1": False, "p2": False}
+        self._fallen = {"p1": 0, "p2": 0}
         self._typechanged = {"p1": False, "p2": False}
+        self._roosted = {"p1": False, "p2": False}
+        self._glaive = {"p1": False, "p2": False}  # takes double damage until it moves again
+        self._gravity = False
         self._move_at = 0
         self._item_at = 0
 
@@ -123,10 +136,13 @@ class HitTracker(ProtocolTracker):
         self._volatiles[role] = set()
         self._fresh[role] = True
         self._typechanged[role] = False
+        self._glaive[role] = False
+        self._fallen[role] = sum(1 for i, s in self.status.items() if i[:2] == role and s == "fnt")
         super()._on_switch(m)
 
     def _on_turn(self, m: Message) -> None:
         super()._on_turn(m)
+        self._roosted = {"p1": False, "p2": False}
         # A Pokémon is new to the field until the next turn begins (Showdown's
         # activeTurns: one sent in after a faint is not new in the next turn).
         self._fresh = {"p1": False, "p2": False}
@@ -236,6 +252,21 @@ class HitTracker(ProtocolTracker):
             self._paradox[role] = "none"
         self._volatiles[role].discard(effect)
 
+    def _on_singleturn(self, m: Message) -> None:
+        role = self._active_role(m)
+        if role is not None and len(m.args) > 1 and to_id(m.args[1].split(":")[-1]) == "roost":
+            self._roosted[role] = True  # no longer Flying this turn
+
+    def _on_fieldstart(self, m: Message) -> None:
+        super()._on_fieldstart(m)
+        if m.args and to_id(m.args[0].split(":")[-1]) == "gravity":
+            self._gravity = True
+
+    def _on_fieldend(self, m: Message) -> None:
+        super()._on_fieldend(m)
+        if m.args and to_id(m.args[0].split(":")[-1]) == "gravity":
+            self._gravity = False
+
     def _on_terastallize(self, m: Message) -> None:
         if m.args:
             self._tera.add(pokemon_ident(m.args[0]))
@@ -250,6 +281,9 @@ class HitTracker(ProtocolTracker):
 
     def _on_move(self, m: Message) -> None:
         self._move_at = self.events
+        role = pokemon_ident(m.args[0])[:2] if m.args else ""
+        if role in self._glaive:
+            self._glaive[role] = len(m.args) > 1 and to_id(m.args[1]) == "glaiverush"
         super()._on_move(m)
 
     # ------------------------------------------------------------ hits
@@ -288,6 +322,7 @@ class HitTracker(ProtocolTracker):
             volatiles=frozenset(self._volatiles[role]),
             screens=tuple(sorted(self._screens[role])),
             just_switched_in=self._fresh[role],
+            fallen=self._fallen[role],
             stint=self.sides[role].stint,
         )
 
@@ -303,8 +338,13 @@ class HitTracker(ProtocolTracker):
             side = self._side(ident)
             if side.active != ident or side.unsure or side.dynamaxed or side.transformed:
                 return False
-            if not self._known[ident[:2]] or self._typechanged[ident[:2]]:
+            role = ident[:2]
+            if not self._known[role] or self._typechanged[role] or self._roosted[role]:
                 return False
+        if self._glaive[event.defender[:2]]:
+            return False
+        if self._gravity:
+            return False
         entry = load_dex(self.gen).moves.get(event.move)
         if entry is None or entry.get("category") == "Status" or entry.get("damage"):
             return False
@@ -335,6 +375,8 @@ def hit_observation(
     if any(to_id(m.ability or "") == "illusion" for m in battle.team.values()):
         return None  # our hit Pokémon may have been another in disguise
     mon = battle.team.get(ours.ident)
+    if mon is not None and not theirs_attack and to_id(mon.ability or "") in _UNSURE_ABILITIES:
+        return None
     if mon is None or not mon.max_hp or not mon.stats or not all(mon.stats.values()):
         return None
     item = tracker.our_item_at(ours.ident, hit.event_index, mon.item)
@@ -345,6 +387,7 @@ def hit_observation(
     if entry is None:
         return None
     hp_max = int(mon.max_hp)
+    charged = frozenset({event.move}) & _CHARGED  # the attacker's: its boost is in the stages
     our = Combatant(
         species=species,
         level=int(mon.level or 100),
@@ -358,8 +401,9 @@ def hit_observation(
         tera_type=_tera_name(mon.tera_type) if mon.tera_type is not None else "",
         terastallized=ours.terastallized,
         paradox_stat=ours.paradox_stat,
-        volatiles=ours.volatiles,
+        volatiles=ours.volatiles | (frozenset() if theirs_attack else charged),
         just_switched_in=ours.just_switched_in,
+        fainted_allies=ours.fallen,
     )
     field = Field(
         weather=hit.weather,
@@ -373,8 +417,9 @@ def hit_observation(
         "status": theirs.status,
         "terastallized": theirs.terastallized,
         "paradox_stat": theirs.paradox_stat,
-        "volatiles": theirs.volatiles,
+        "volatiles": theirs.volatiles | (charged if theirs_attack else frozenset()),
         "just_switched_in": theirs.just_switched_in,
+        "fainted_allies": theirs.fallen,
     }
     lower_bound = hit.hp_after <= 0.0
     if theirs_attack:
@@ -432,7 +477,7 @@ def _hit_range(
     cache: dict[PokemonSet, tuple[float, float]] = {}
 
     def damage_range(pset: PokemonSet) -> tuple[float, float]:
-        if _unknown(pset):
+        if _unknown(pset) or (by_them and pset.ability in _UNSURE_ABILITIES):
             return 0.0, float("inf")
         if pset not in cache:
             low, high = float("inf"), 0.0
