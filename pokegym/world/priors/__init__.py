@@ -79,6 +79,11 @@ Posterior updates
   damage is known for certain into such an observation (no critical hits, multi-hit
   moves, moves whose power depends on the battle's history, items used in the hit,
   type changes, Illusion). ``BeliefState(..., hits=False)`` leaves them out.
+* Item clues: what the opponent's item did *not* do (:mod:`~pokegym.world.priors.item_clues`,
+  :class:`ClueTracker`, :class:`ItemClue`): no Life Orb recoil after a hit, no Leftovers
+  heal at the end of a turn below full HP, Stealth Rock damage on entry or none (Heavy-Duty
+  Boots), two different moves in a row (no Choice item), no status from an orb.
+  ``BeliefState(..., clues=False)`` leaves them out.
   :func:`damage_events` lists the direct hits of a battle's protocol lines.
 
 Outputs
@@ -101,7 +106,8 @@ Modules: :mod:`~pokegym.world.priors.distribution` (set distributions),
 :mod:`~pokegym.world.priors.set_priors` (the kinds of set prior),
 :mod:`~pokegym.world.priors.sources` (which prior each format uses, its build step and caches),
 :mod:`~pokegym.world.priors.protocol` (protocol parsing),
-:mod:`~pokegym.world.priors.hits` (direct hits and what their damage depended on) and
+:mod:`~pokegym.world.priors.hits` (direct hits and what their damage depended on),
+:mod:`~pokegym.world.priors.item_clues` (what the opponent's item did not do) and
 :mod:`~pokegym.world.priors.belief` (the belief state and damage evidence). Every
 public name is importable from ``pokegym.world.priors``.
 """
@@ -121,6 +127,7 @@ from pokegym.world.priors.distribution import (
     SetDistribution,
 )
 from pokegym.world.priors.hits import HitContext, HitObservation, HitTracker, hit_observation
+from pokegym.world.priors.item_clues import ClueTracker, ItemClue
 from pokegym.world.priors.protocol import DamageEvent, ObservedTurnOrder, ProtocolTracker
 from pokegym.world.priors.set_priors import (
     GenericPrior,
@@ -159,11 +166,13 @@ __all__ = [
     "DEFAULT_RANDOM_TEAMS",
     "USAGE_STATS_ENV",
     "BeliefState",
+    "ClueTracker",
     "DamageEvent",
     "GenericPrior",
     "HitContext",
     "HitObservation",
     "HitTracker",
+    "ItemClue",
     "MixturePrior",
     "ObservedTurnOrder",
     "PriorsNotBuiltError",

@@ -11,8 +11,8 @@ nothing was announced rules it out. :class:`ClueTracker` (a
   nor under Heal Block);
 * **Flame Orb / Toxic Orb**: an end of turn with it free of status and no burn or poison
   from its item (unless its type or ability is immune, or Misty Terrain is up);
-* **Heavy-Duty Boots**: it came in over Stealth Rock and took damage (no Boots), or took
-  none (Boots, unless Magic Guard);
+* **Heavy-Duty Boots**: it came in over Stealth Rock and took damage from a hazard (no
+  Boots), or took none and is still standing (Boots, unless Magic Guard);
 * **Choice items**: it used two different moves in a row without leaving the field.
 
 A clue is only recorded while the Pokémon still holds the item it started with (no item
@@ -113,9 +113,10 @@ class ClueTracker(HitTracker):
             return
         entry, self._entry = self._entry, None
         if entry is not None:
+            hp = self.hp.get(entry["ident"])
             if entry["hurt"]:
                 self._clue(entry["ident"], False, {"heavydutyboots"}, "hurt by Stealth Rock")
-            else:
+            elif hp is not None and hp[0] > 0:
                 self._clue(entry["ident"], True, {"heavydutyboots"}, "no Stealth Rock damage",
                            {"magicguard"})  # fmt: skip
 
@@ -167,7 +168,11 @@ class ClueTracker(HitTracker):
             if recoil is not None and recoil["ident"] == ident and "life orb" in source:
                 recoil["seen"] = True
             entry = self._entry
-            if entry is not None and entry["ident"] == ident and "stealth rock" in source:
+            if (
+                entry is not None
+                and entry["ident"] == ident
+                and ("stealth rock" in source or "spikes" in source)
+            ):
                 entry["hurt"] = True
         elif m.kind == "-heal" and source and ("leftovers" in source or "black sludge" in source):
             self._healed.add(ident)
