@@ -176,7 +176,8 @@ def test_the_belief_is_right_about_everything_the_battle_has_shown(capsys):
     out = capsys.readouterr().out
     kept, wrong = re.search(r"evidence: (\d+); not explained by the true set: (\d+)", out).groups()
     assert int(kept) >= 5 and int(wrong) == 0, out  # Showdown rolled every hit with the truth
-    kept, wrong = re.search(r"clues about items kept as evidence: (\d+); not explained.*: (\d+)", out).groups()
+    clues = re.search(r"clues about items kept as evidence: (\d+); not explained.*: (\d+)", out)
+    kept, wrong = clues.groups()
     assert int(kept) >= 5 and int(wrong) == 0, out
     for line in out.splitlines():
         parts = line.split()
