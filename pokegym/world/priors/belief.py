@@ -137,9 +137,14 @@ class BeliefState:
         prior: where sets come from (:func:`prior_for_format` builds one).
         our_role: ``"p1"`` or ``"p2"``.
         gen: the generation (default: the prior's).
-        hits: read the direct hits of the battle as evidence (see
-            :mod:`pokegym.world.priors.hits`); False: only what the protocol reveals,
-            the turn orders and observations added by :meth:`observe_damage`.
+        hits: read the battle's direct hits as evidence (see
+            :mod:`pokegym.world.priors.hits`).
+        clues: read what the opponent's item did not do as evidence (no Life Orb recoil,
+            no Leftovers at the end of a turn, Stealth Rock damage or none, two different
+            moves in a row: :mod:`pokegym.world.priors.item_clues`).
+
+    With neither, only what the protocol reveals, the turn orders and observations
+    added by :meth:`observe_damage` narrow the sets.
 
     Distributions are keyed by the opponent's identifiers (``"p2: Great Tusk"``,
     the keys of ``battle.opponent_team``); Pokémon only seen at Team Preview are keyed

@@ -66,7 +66,7 @@ class ClueTracker(HitTracker):
         self.clues: list[ItemClue] = []
         self._rocks = {"p1": False, "p2": False}
         self._tera_types: dict[str, str] = {}
-        self._orb_recoil: dict[str, Any] | None = None
+        self._life_orb_window: dict[str, Any] | None = None
         self._entry: dict[str, Any] | None = None
         self._last_move: dict[str, tuple[int, str]] = {}
         self._after_move: set[str] = set()  # Pokémon hurt by a residual since the last move
@@ -103,7 +103,7 @@ class ClueTracker(HitTracker):
         """An action or the end of the turn: decide the open Life Orb window, and the
         entry window unless told not to (Showdown sends in both sides' Pokémon before
         either meets the hazards)."""
-        recoil, self._orb_recoil = self._orb_recoil, None
+        recoil, self._life_orb_window = self._life_orb_window, None
         if recoil is not None and not recoil["seen"]:
             hp = self.hp.get(recoil["ident"])
             if hp is not None and hp[0] > 0:
@@ -164,7 +164,7 @@ class ClueTracker(HitTracker):
         source = " ".join(t for t in m.tags if t.startswith("[from]")).lower()
         if m.kind == "-damage" and source:
             self._after_move.add(ident)
-            recoil = self._orb_recoil
+            recoil = self._life_orb_window
             if recoil is not None and recoil["ident"] == ident and "life orb" in source:
                 recoil["seen"] = True
             entry = self._entry
@@ -178,9 +178,9 @@ class ClueTracker(HitTracker):
             self._healed.add(ident)
         if len(self.hits) > seen:
             event = self.hits[-1].event
-            if self._theirs(event.attacker) and self._orb_recoil is None:
+            if self._theirs(event.attacker) and self._life_orb_window is None:
                 entry = load_dex(self.gen).moves.get(event.move) or {}
-                self._orb_recoil = {"ident": event.attacker, "seen": False,
+                self._life_orb_window = {"ident": event.attacker, "seen": False,
                                     "secondary": bool(entry.get("secondaries"))}  # fmt: skip
 
     def _on_sidestart(self, m: Message) -> None:
