@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
@@ -48,6 +49,7 @@ from policies.core.root_rerank import opponent_policy, rerank
 log = logging.getLogger(__name__)
 
 CHOICES = ("max", "mixed")
+LEADS = ("search", "random")
 RERANKS = ("none", "value", "heuristic")
 
 
@@ -80,6 +82,10 @@ class EngineOptions:
     """``rerank``: seconds of the budget kept for the lookahead (the search gets the rest)."""
     checkpoint: str | None = None
     """``rerank=value``: the value network's checkpoint (default: the shipped one)."""
+    lead: str = "search"
+    """Team Preview (team formats): ``search`` sends out the lead whose searches score best
+    on average over the opponent's possible leads (:meth:`EnginePolicy.lead_values`);
+    ``random``: a random lead."""
     hits: bool = True
     """The belief reads the battle's direct hits as evidence about the opponent's sets
     (:mod:`pokegym.world.priors.hits`)."""
@@ -106,6 +112,8 @@ class EngineOptions:
             raise ValueError("mixed_share is a share of the best option's visits, in (0, 1]")
         if self.threads < 1:
             raise ValueError("threads is the number of threads of each search (1 or more)")
+        if self.lead not in LEADS:
+            raise ValueError(f"lead is one of {', '.join(LEADS)}, not {self.lead!r}")
         if self.rerank not in RERANKS:
             raise ValueError(f"rerank is one of {', '.join(RERANKS)}, not {self.rerank!r}")
         if not 0.0 < self.rerank_share <= 1.0:
@@ -192,6 +200,60 @@ class EnginePolicy(Policy):
         self.cpu_seconds.append(time.thread_time() - cpu_started)
         self.iteration_counts.append(iterations)
         return orders[name]
+
+    def team_preview(self, battle: AbstractBattle) -> str:
+        """Our lead first (``lead=search``: the row of :meth:`lead_values` with the best
+        mean), the others in team order."""
+        size = len(battle.team)
+        if self.options.lead == "random" or size < 2:
+            return super().team_preview(battle)
+        try:
+            values = self.lead_values(battle, time.perf_counter())
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as error:  # the engine panics as a BaseException
+            self.failures += 1
+            log.warning("engine: Team Preview: the lead search failed (%s: %s); a random lead",
+                        type(error).__name__, error)  # fmt: skip
+            return super().team_preview(battle)
+        lead = int(np.argmax(values.mean(axis=1))) + 1
+        order = [lead] + [i for i in range(1, size + 1) if i != lead]
+        return "/team " + "".join(str(i) for i in order)
+
+    def lead_values(self, battle: AbstractBattle, started: float) -> np.ndarray:
+        """At Team Preview: for each of our Pokémon (rows, team order) and each of the
+        opponent's (columns), the engine's value for us of the battle that starts with the
+        two as leads: the mean score of our root options after a search from that state,
+        in [0, 1]. The guesses of the opponent's sets take turns over the pairs, and the
+        budget (or ``iterations`` per pair) is shared by all of them.
+
+        Every starting state has the same Pokémon at full HP and no boosts, so the
+        engine's scores, which it counts from the root's own evaluation, compare across
+        pairs."""
+        o = self.options
+        dex = load_dex(battle.gen)
+        belief = belief_for(battle, hits=o.hits, clues=o.clues)
+        guesses = [(g, unseen_opponents(battle, g, belief.prior, self.rng))
+                   for g in self.guesses(battle, belief)]  # fmt: skip
+        first = engine_state(battle, dex, *guesses[0])
+        ours = sum(1 for m in first.side_one.pokemon if m.maxhp > 1)
+        theirs = sum(1 for m in first.side_two.pokemon if m.maxhp > 1)
+        pairs = [(i, j) for i in range(ours) for j in range(theirs)]
+        values = np.zeros((ours, theirs))
+        for k, (i, j) in enumerate(pairs):
+            state = engine_state(battle, dex, *guesses[k % len(guesses)], leads=(i, j))
+            if o.iterations:
+                result = self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
+                                                             threads=o.threads)  # fmt: skip
+            else:
+                left = seconds_left(o.budget, started)
+                ms = max(1, int(1000 * left / (len(pairs) - k)))
+                result = self.engine.monte_carlo_tree_search(state, duration_ms=ms,
+                                                             threads=o.threads)  # fmt: skip
+            visits = sum(option.visits for option in result.side_one)
+            score = sum(option.total_score for option in result.side_one)
+            values[i, j] = score / max(1, visits)
+        return values
 
     def search(self, battle: AbstractBattle, started: float) -> tuple[dict[str, float], int]:
         """Each root option's visit share summed over the guesses, and the iterations run."""

@@ -38,8 +38,10 @@ from poke_env.battle import Pokemon as BattlePokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 
 from pokegym.world.data import Dex, to_id
+from pokegym.world.move_effects import WEATHER_ROCKS
 from pokegym.world.sets import PokemonSet, compute_stats
 from pokegym.world.state import MonState, default_set, opponent_mon_state, own_mon_state
+from pokegym.world.transition import TERRAIN_ABILITIES, WEATHER_ABILITIES
 
 log = logging.getLogger(__name__)
 
@@ -222,6 +224,7 @@ def _side(
     force_switch: bool = False,
     force_trapped: bool = False,
     slow_uturn_move: bool = False,
+    active_index: int = 0,
 ) -> Any:
     names, durations = _volatiles(active)
     last_used = _last_used_move(active, active_moves)
@@ -238,7 +241,7 @@ def _side(
         pokemon.append(pe.Pokemon(id="none", level=1, hp=0, maxhp=1))
     return pe.Side(
         pokemon=pokemon,
-        active_index="0",
+        active_index=str(active_index),
         side_conditions=_side_conditions(pe, conditions, turn, toxic),
         volatile_statuses=names,
         volatile_status_durations=pe.VolatileStatusDurations(**durations),
@@ -288,9 +291,10 @@ def unseen_opponents(
     """Sets for the opponent's Pokémon not seen yet: first those of ``determinization``
     that no seen Pokémon has (Team Preview's), then species drawn from ``prior``'s table
     in proportion to how often the format's teams hold them (no species twice)."""
-    seen = {to_id(mon.species) for mon in battle.opponent_team.values()}
+    shown = _seen_opponents(battle)
+    seen = {to_id(mon.species) for mon in shown}
     bases = {_base(prior, s) for s in seen}
-    missing = max(0, _team_size(battle) - len(battle.opponent_team))
+    missing = max(0, _team_size(battle) - len(shown))
     out: list[PokemonSet] = []
     for species, pset in determinization.items():
         if len(out) >= missing:
@@ -309,6 +313,12 @@ def unseen_opponents(
         bases.add(_base(prior, pick))
         out.append(prior.distribution(pick).sample(rng, 1)[0])
     return out
+
+
+def _seen_opponents(battle: AbstractBattle) -> list[BattlePokemon]:
+    """The opponent's Pokémon that have been out (at Team Preview poke-env's
+    ``opponent_team`` holds the previewed ones, none of them out yet)."""
+    return [m for m in battle.opponent_team.values() if m.revealed or m.active]
 
 
 _WEIGHTS: dict[int, tuple[list[str], np.ndarray]] = {}
@@ -342,10 +352,16 @@ def engine_state(
     dex: Dex,
     determinization: Mapping[str, PokemonSet],
     unseen: Sequence[PokemonSet] = (),
+    leads: tuple[int, int] | None = None,
 ) -> Any:
     """The ``poke_engine.State`` of ``battle`` for its player (side one), the opponent's
     hidden sets from ``determinization`` (keyed by species id) and ``unseen`` sets for
-    the opponent's Pokémon not seen yet."""
+    the opponent's Pokémon not seen yet.
+
+    ``leads`` (at Team Preview, before any Pokémon is out): the slots of our team (in
+    the request's order) and of the opponent's (the order of the state's side two) sent
+    out first, with the weather or terrain their abilities set on entry (see
+    :func:`lead_field`)."""
     pe = import_engine()
     ours = _active_first(list(battle.team.values()))
     our_pokemon = []
@@ -359,12 +375,14 @@ def engine_state(
                                           **_sleep(mon)))  # fmt: skip
     our_active = next((m for m in ours if m.active), None)
     force_switch = bool(battle.force_switch) and our_active is not None and not our_active.fainted
+    our_lead, their_lead = leads or (0, 0)
     side_one = _side(pe, our_pokemon, our_active, battle.side_conditions, battle.turn,
-                     [m.id for m in our_pokemon[0].moves],
+                     [m.id for m in our_pokemon[our_lead].moves],
                      force_switch=force_switch,
-                     force_trapped=bool(battle.trapped) and not battle.force_switch)  # fmt: skip
+                     force_trapped=bool(battle.trapped) and not battle.force_switch,
+                     active_index=our_lead)  # fmt: skip
 
-    theirs = _active_first([m for m in battle.opponent_team.values() if m.revealed or m.active])
+    theirs = _active_first(_seen_opponents(battle))
     their_pokemon = []
     for mon in theirs:
         species = to_id(mon.species)
@@ -375,10 +393,11 @@ def engine_state(
     for pset in unseen:
         their_pokemon.append(engine_pokemon(pe, dex, _unseen_mon(dex, pset)))
     their_active = next((m for m in theirs if m.active), None)
-    their_moves = [m.id for m in their_pokemon[0].moves] if their_pokemon else []
+    their_moves = [m.id for m in their_pokemon[their_lead].moves] if their_pokemon else []
     waiting = force_switch and not _opponent_moved_this_turn(battle)
     side_two = _side(pe, their_pokemon, their_active, battle.opponent_side_conditions,
-                     battle.turn, their_moves, slow_uturn_move=waiting)  # fmt: skip
+                     battle.turn, their_moves, slow_uturn_move=waiting,
+                     active_index=their_lead)  # fmt: skip
 
     weather, weather_turns = "none", 0
     for w, start in battle.weather.items():
@@ -391,6 +410,9 @@ def engine_state(
             terrain, terrain_turns = TERRAIN_NAMES[f], left
         elif f is Field.TRICK_ROOM:
             trick_room, trick_room_turns = True, left
+    if leads is not None:
+        entry = lead_field(our_pokemon[our_lead], their_pokemon[their_lead])
+        weather, weather_turns, terrain, terrain_turns = entry
     return pe.State(
         side_one=side_one,
         side_two=side_two,
@@ -402,6 +424,25 @@ def engine_state(
         trick_room_turns_remaining=trick_room_turns,
         team_preview=False,
     )
+
+
+def lead_field(ours: Any, theirs: Any) -> tuple[str, int, str, int]:
+    """The weather and terrain (engine names, and turns) once two leads are out: each
+    lead's entry ability (Drizzle, Electric Surge, ...: the world model's tables) in
+    speed order, so the slower one's stands, as in the game; a weather rock or Terrain
+    Extender makes 8 turns of 5. Other entry effects (Intimidate, Booster Energy) are
+    not applied."""
+    weather, weather_turns, terrain, terrain_turns = "none", 0, "none", 0
+    for mon in sorted((ours, theirs), key=lambda m: -int(m.speed)):
+        ability, item = to_id(str(mon.ability)), to_id(str(mon.item))
+        if ability in WEATHER_ABILITIES:
+            world = WEATHER_ABILITIES[ability]
+            weather = WEATHER_NAMES.get(Weather.from_showdown_message(world), "none")
+            weather_turns = 8 if item == WEATHER_ROCKS.get(world) else 5
+        elif ability in TERRAIN_ABILITIES:
+            terrain = TERRAIN_ABILITIES[ability]
+            terrain_turns = 8 if item == "terrainextender" else 5
+    return weather, weather_turns, terrain, terrain_turns
 
 
 def _sleep(mon: BattlePokemon) -> dict[str, int]:
