@@ -410,3 +410,35 @@ def test_writing_a_collection_without_pyarrow_says_what_to_install(monkeypatch, 
     with pytest.raises(PokegymError, match=r"pokegym\[distill\]"):
         write_shard(tmp_path, [0], [])
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_with_the_team_given_every_own_pokemon_has_its_stats_and_full_hp_until_shown(tmp_path):
+    from pokegym.arena import ArenaConfig, run_arena
+    from pokegym.teams import builtin_pool
+    from pokegym.world.data import to_id
+
+    run_arena(ArenaConfig(agents=["max_power", "random"], battles_per_pair=1, seed=4,
+                          concurrency=1, clock_bank=None, battle_format="gen9ou",
+                          replays=str(tmp_path)))  # fmt: skip
+    replay = read_replay(next(tmp_path.glob("*.html")))
+    shown = [line.split("|")[3].split(",")[0] for line in replay.lines
+             if line.startswith("|poke|p1|")]  # fmt: skip
+    team = next(t for t in builtin_pool("gen9ou").teams if t.species == shown)
+    # Showdown's own max HP for each p1 Pokémon the log shows coming in (its own log is
+    # exact for both sides).
+    max_hp = {}
+    for line in replay.lines:
+        parts = line.split("|")
+        if parts[1:2] == ["switch"] and parts[2].startswith("p1a"):
+            max_hp[to_id(parts[3].split(",")[0])] = int(parts[4].split()[0].split("/")[1])
+    first = next(player_decisions(replay, "p1", team=team.text, copy=True))
+    seen = set()
+    for d in player_decisions(replay, "p1", team=team.text):
+        for mon in d.battle.team.values():
+            assert mon.stats["spe"] and mon.max_hp, (d.point, mon.species, mon.stats)
+            if to_id(mon.species) in max_hp:
+                assert mon.max_hp == max_hp[to_id(mon.species)]
+                seen.add(to_id(mon.species))
+    assert seen and len(first.battle.team) == 6
+    assert all(m.current_hp == m.max_hp and not m.fainted for m in first.battle.team.values())

@@ -39,7 +39,8 @@ from pokegym.backends.base import ShowdownBattle
 from pokegym.replays.decisions import DecisionPoint, ReplayAction, decision_points
 from pokegym.replays.files import Replay, ReplayFileError
 from pokegym.showdown.protocol import parse_details, parse_message
-from pokegym.world.data import to_id
+from pokegym.world.data import load_dex, to_id
+from pokegym.world.sets import compute_stats
 
 __all__ = ["Decision", "OwnPokemon", "own_teams", "player_decisions", "replay_battle"]
 
@@ -214,6 +215,7 @@ class _Feeder:
         self.replay, self.role, self.own = replay, role, own
         self.team_given = bool(team)
         self.battle = replay_battle(replay, role, team)
+        self.stats = _team_stats(team, replay.gen) if team else {}
         self.position = 0
         self.details: dict[str, str] = {}
         rules = [line.lower() for line in replay.lines if line.startswith("|rule|")]
@@ -275,6 +277,14 @@ class _Feeder:
             shown = {e["ident"] for e in entries}
             entries += [self._known_entry(i, m) for i, m in battle.team.items() if i not in shown]
         entries = entries[:6]
+        for entry in entries:  # the team's stats; a member never out yet is at full HP
+            mon = battle.team.get(entry["ident"])
+            stats = self.stats.get(to_id(mon.species)) if mon is not None else None
+            if stats is None:
+                continue
+            entry["stats"] = {k: v for k, v in stats.items() if k != "hp"}
+            if not mon.max_hp and not mon.fainted:
+                entry["condition"] = f"{stats['hp']}/{stats['hp']}"
         request: dict[str, Any] = {
             "side": {"name": battle.player_username, "id": self.role, "pokemon": entries},
             "rqid": point.index,
@@ -340,6 +350,21 @@ class _Feeder:
         if gen == 8 and not self.dynamax_banned and not battle.used_dynamax:
             entry["canDynamax"] = True
         return entry
+
+
+def _team_stats(team: str, gen: int) -> dict[str, dict[str, int]]:
+    """Each team member's stats from its set (EVs, IVs, nature, level), by species id."""
+    dex = load_dex(gen)
+    out = {}
+    for member in Teambuilder.parse_showdown_team(team):
+        species = to_id(member.species or member.nickname or "")
+        if species not in dex.species:
+            continue
+        out[species] = compute_stats(
+            dex, species, int(member.level or 100), tuple(member.evs or (0,) * 6),
+            tuple(member.ivs or (31,) * 6), member.nature or "",
+        )  # fmt: skip
+    return out
 
 
 def _condition(mon: Pokemon) -> str:
