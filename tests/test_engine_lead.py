@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pokegym.agents import make_agent, register_agent
+from pokegym.agents import register_agent
 from pokegym.arena import ArenaConfig, run_arena
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors import belief_for
