@@ -28,6 +28,7 @@ BENCHMARKS = {
     "opponent_oracle": "what knowing the opponent would be worth to the distilled agent",
     "engine_oracle": "what knowing the opponent's whole team would be worth to the engine agent",
     "belief_accuracy": "how often the belief's guesses of the seen Pokémon's sets are right",
+    "opponent_prediction": "how well the engine's search and the fitted prior predict the opponent",
     "paired": "variants of one agent on the same battles: rates and paired differences",
     "prompt_layouts": "prompt tokens a decision computes with each layout under a prefix cache",
     "search_budget": "how much search fits in a decision at the agent's time budget",

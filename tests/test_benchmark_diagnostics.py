@@ -188,3 +188,34 @@ def test_the_belief_is_right_about_everything_the_battle_has_shown(capsys):
         if (attribute, "shown") in rows:
             assert rows[(attribute, "shown")][1] >= 95.0, (attribute, rows)
     assert 0.0 < rows[("tera", "hidden")][1] < 100.0
+
+
+def test_an_order_is_named_as_the_engine_names_its_options():
+    from poke_env.battle import Move, Pokemon
+    from poke_env.player.battle_order import DefaultBattleOrder, SingleBattleOrder
+
+    from bench.opponent_prediction import engine_name
+
+    assert engine_name(SingleBattleOrder(Move("thunderbolt", gen=9))) == "thunderbolt"
+    assert engine_name(SingleBattleOrder(Move("thunderbolt", gen=9), terastallize=True)) == (
+        "thunderbolt-tera"
+    )
+    assert engine_name(SingleBattleOrder(Pokemon(gen=9, species="Ogerpon-Wellspring"))) == (
+        "switch ogerponwellspring"
+    )
+    assert engine_name(DefaultBattleOrder()) is None
+
+
+@pytest.mark.slow
+def test_the_opponent_prediction_scores_every_turn_with_each_predictor():
+    from bench.opponent_prediction import measure, report
+
+    result = measure(1, 3, "engine:iterations=200,samples=2", "simple_heuristics", "gen9ou")
+    engine, prior = result["probs"]["engine"], result["probs"]["prior"]
+    assert len(engine) >= 5 and all(0.0 <= p <= 1.0 for p in engine + prior)
+    # The world model names nearly every action the opponent played.
+    assert len(prior) + result["unnamed"]["prior"] == len(engine)
+    assert result["unnamed"]["prior"] <= len(engine) // 5
+    assert len(result["top"]["uniform"]) == len(prior)
+    lines = report(result)
+    assert [line.split()[0] for line in lines[1:]] == ["engine", "prior", "uniform"]
