@@ -130,7 +130,6 @@ def _score(probs, top, unnamed, name, shares, battle, dex, model, prior) -> None
     probs["prior"].append(weights[action])
     top["prior"].append(max(weights, key=lambda k: weights[k]) == action)
     probs["uniform"].append(1.0 / len(actions))
-    top["uniform"].append(len(actions) == 1)
 
 
 def report(result: dict[str, Any]) -> list[str]:
@@ -142,12 +141,14 @@ def report(result: dict[str, Any]) -> list[str]:
         if not len(p):
             continue
         half = 1.96 * p.std(ddof=1) / math.sqrt(len(p)) if len(p) > 1 else 0.0
-        low, high = wilson_interval(sum(hits), len(hits))
+        top = "-"  # a uniform draw has no most likely action
+        if hits:
+            low, high = wilson_interval(sum(hits), len(hits))
+            top = f"{100 * np.mean(hits):5.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
         loglik = float(np.mean(np.log(np.maximum(p, 1e-3))))
         lines.append(
             f"{name:<10}{len(p):>6}  {p.mean():.3f} [{p.mean() - half:.3f}, {p.mean() + half:.3f}]"
-            f"{'':<5}{100 * np.mean(hits):5.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
-            f"{'':<6}{loglik:>8.3f}  {result['unnamed'][name]}"
+            f"{'':<5}{top:<26}{loglik:>8.3f}  {result['unnamed'][name]}"
         )
     return lines
 

@@ -37,6 +37,7 @@ from pokegym.world.transition import TransitionModel
 from policies.base import Policy
 from policies.core.battle import decision_state, world_action
 from policies.core.deadline import seconds_left
+from policies.core.engine_reply import answer, predicted_replies
 from policies.core.engine_state import (
     engine_orders,
     engine_state,
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 
 CHOICES = ("max", "mixed")
 LEADS = ("search", "random")
+REPLIES = ("none", "prior")
 RERANKS = ("none", "value", "heuristic")
 
 
@@ -86,6 +88,19 @@ class EngineOptions:
     """Team Preview (team formats): ``search`` sends out the lead whose searches score best
     on average over the opponent's possible leads (:meth:`EnginePolicy.lead_values`);
     ``random``: a random lead."""
+    reply: str = "none"
+    """``prior``: after the search (which keeps ``1 - reply_time`` of the budget), search
+    again against each of the opponent's likeliest replies as the fitted opponent prior
+    predicts them (:mod:`policies.core.engine_reply`), and play, among the options with
+    at least ``reply_share`` of the best one's visits, the one that scores best against
+    them; ``none``: the search's choice."""
+    reply_share: float = 0.5
+    """``reply=prior``: the least share of the best option's visits an option needs."""
+    reply_time: float = 0.5
+    """``reply=prior``: the share of the budget for the searches against the replies."""
+    reply_mass: float = 0.8
+    """``reply=prior``: the replies searched are the likeliest until this much of the
+    prior's probability is covered (three at most)."""
     hits: bool = True
     """The belief reads the battle's direct hits as evidence about the opponent's sets
     (:mod:`pokegym.world.priors.hits`)."""
@@ -114,6 +129,16 @@ class EngineOptions:
             raise ValueError("threads is the number of threads of each search (1 or more)")
         if self.lead not in LEADS:
             raise ValueError(f"lead is one of {', '.join(LEADS)}, not {self.lead!r}")
+        if self.reply not in REPLIES:
+            raise ValueError(f"reply is one of {', '.join(REPLIES)}, not {self.reply!r}")
+        for name in ("reply_share", "reply_time", "reply_mass"):
+            if not 0.0 < getattr(self, name) <= 1.0 or (name == "reply_time"
+                                                        and self.reply_time >= 1.0):  # fmt: skip
+                raise ValueError(f"{name} is a share, in (0, 1]" + (" and under 1" if name ==
+                                 "reply_time" else ""))  # fmt: skip
+        if self.reply != "none" and self.rerank != "none":
+            raise ValueError("reply and rerank both choose among the near-best options: "
+                             "use one of them")  # fmt: skip
         if self.rerank not in RERANKS:
             raise ValueError(f"rerank is one of {', '.join(RERANKS)}, not {self.rerank!r}")
         if not 0.0 < self.rerank_share <= 1.0:
@@ -148,6 +173,12 @@ class EnginePolicy(Policy):
         """Decisions where the lookahead chose another option than the choice rule."""
         self._report: dict[str, Any] | None = None
         self._opponent_shares: dict[str, float] = {}
+        self._guesses: list[tuple[dict[str, Any], list[Any]]] = []
+        self._opponent_prior: tuple[Any, Any] | None = None
+        self.replies_searched = 0
+        """Decisions where ``reply=prior`` searched against predicted replies."""
+        self.reply_changed = 0
+        """Decisions where the answer to the replies differed from the search's choice."""
         self._models: dict[int, Any] = {}
         self._evaluators: dict[int, Any] = {}
         self._network: Any = None
@@ -187,6 +218,15 @@ class EnginePolicy(Policy):
                         battle.turn, sorted(shares), sorted(orders))  # fmt: skip
             return next(iter(orders.values()))
         name = self.pick(legal)
+        if self.options.reply != "none":
+            try:
+                name = self._answer_replies(battle, legal, name, started)
+            except (KeyboardInterrupt, SystemExit, GeneratorExit):
+                raise
+            except BaseException as error:  # the engine panics as a BaseException
+                self.failures += 1
+                log.warning("engine: turn %d: the reply search failed (%s: %s); the search's "
+                            "choice", battle.turn, type(error).__name__, error)  # fmt: skip
         if self.options.rerank != "none":
             try:
                 name = self._rerank(battle, orders, legal, name, started)
@@ -264,9 +304,13 @@ class EnginePolicy(Policy):
         shares: dict[str, float] = {}
         self._opponent_shares = opponent = {}
         budget = o.budget - (o.rerank_time if o.rerank != "none" else 0.0)
+        if o.reply != "none":
+            budget = o.budget * (1.0 - o.reply_time)
         iterations = 0
+        self._guesses = []
         for i, guess in enumerate(guesses):
             unseen = unseen_opponents(battle, guess, belief.prior, self.rng)
+            self._guesses.append((guess, unseen))
             state = engine_state(battle, dex, guess, unseen)
             if o.iterations:
                 result = self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
@@ -285,6 +329,44 @@ class EnginePolicy(Policy):
                 name = _option_name(option.move_choice)
                 opponent[name] = opponent.get(name, 0.0) + option.visits / total / len(guesses)
         return shares, iterations
+
+    def _answer_replies(self, battle: AbstractBattle, shares: dict[str, float], chosen: str,
+                        started: float) -> str:  # fmt: skip
+        """``reply=prior``: search against each predicted reply (one guess each, in turn)
+        and answer them (:func:`~policies.core.engine_reply.answer`)."""
+        o = self.options
+        floor = max(shares.values()) * o.reply_share
+        if sum(1 for n in shares if shares[n] >= floor) < 2:
+            return chosen
+        model = self._model(battle.gen)
+        state = decision_state(battle, model.dex)
+        replies = predicted_replies(model, self._prior(model), state, o.reply_mass)
+        self.replies_searched += bool(replies)
+        scored = []
+        for k, (reply, p) in enumerate(replies):
+            guess, unseen = self._guesses[k % len(self._guesses)]
+            restricted = engine_state(battle, model.dex, guess, unseen, reply=reply)
+            if o.iterations:
+                result = self.engine.monte_carlo_tree_search(restricted, iterations=o.iterations,
+                                                             threads=o.threads)  # fmt: skip
+            else:
+                left = seconds_left(o.budget, started)
+                ms = max(1, int(1000 * left / (len(replies) - k)))
+                result = self.engine.monte_carlo_tree_search(restricted, duration_ms=ms,
+                                                             threads=o.threads)  # fmt: skip
+            scores = {_option_name(opt.move_choice): (opt.total_score, opt.visits)
+                      for opt in result.side_one}  # fmt: skip
+            scored.append((p, scores))
+        name = answer(shares, scored, o.reply_share, chosen)
+        self.reply_changed += name != chosen
+        return name
+
+    def _prior(self, model: TransitionModel) -> Any:
+        if self._opponent_prior is None or self._opponent_prior[0] is not model:
+            from policies.opponent_model import OpponentPrior, load_opponent_model
+
+            self._opponent_prior = (model, OpponentPrior(model, load_opponent_model()))
+        return self._opponent_prior[1]
 
     def guesses(self, battle: AbstractBattle, belief: Any) -> list[dict[str, Any]]:
         """The guesses of the opponent's hidden sets searched this decision: ``samples``

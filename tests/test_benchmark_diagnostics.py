@@ -216,6 +216,6 @@ def test_the_opponent_prediction_scores_every_turn_with_each_predictor():
     # The world model names nearly every action the opponent played.
     assert len(prior) + result["unnamed"]["prior"] == len(engine)
     assert result["unnamed"]["prior"] <= len(engine) // 5
-    assert len(result["top"]["uniform"]) == len(prior)
+    assert len(result["probs"]["uniform"]) == len(prior) and not result["top"]["uniform"]
     lines = report(result)
     assert [line.split()[0] for line in lines[1:]] == ["engine", "prior", "uniform"]

@@ -353,6 +353,7 @@ def engine_state(
     determinization: Mapping[str, PokemonSet],
     unseen: Sequence[PokemonSet] = (),
     leads: tuple[int, int] | None = None,
+    reply: str | None = None,
 ) -> Any:
     """The ``poke_engine.State`` of ``battle`` for its player (side one), the opponent's
     hidden sets from ``determinization`` (keyed by species id) and ``unseen`` sets for
@@ -361,7 +362,14 @@ def engine_state(
     ``leads`` (at Team Preview, before any Pokémon is out): the slots of our team (in
     the request's order) and of the opponent's (the order of the state's side two) sent
     out first, with the weather or terrain their abilities set on entry (see
-    :func:`lead_field`)."""
+    :func:`lead_field`).
+
+    ``reply``: the opponent's choice this turn, by the engine's name of it, as the only
+    one its root offers: a move (``"thunderbolt"``; its Tera form stays open) leaves the
+    active Pokémon that move alone, disabled as a Choice lock is, until it switches out,
+    and no switch this turn; a switch (``"switch pikachu"``) disables its moves (any
+    switch stays open). A move the guess's active Pokémon lacks leaves the opponent
+    free."""
     pe = import_engine()
     ours = _active_first(list(battle.team.values()))
     our_pokemon = []
@@ -384,11 +392,15 @@ def engine_state(
 
     theirs = _active_first(_seen_opponents(battle))
     their_pokemon = []
+    trapped = False
     for mon in theirs:
         species = to_id(mon.species)
         pset = determinization.get(species) or default_set(dex, species, mon.level)
         state = opponent_mon_state(dex, mon, pset)
-        their_pokemon.append(engine_pokemon(pe, dex, state, pp=_pp_of(mon),
+        disabled: Sequence[str] = ()
+        if reply and mon.active:
+            disabled, trapped = _reply_restriction(reply, state.moves[:4])
+        their_pokemon.append(engine_pokemon(pe, dex, state, pp=_pp_of(mon), disabled=disabled,
                                             **_sleep(mon)))  # fmt: skip
     for pset in unseen:
         their_pokemon.append(engine_pokemon(pe, dex, _unseen_mon(dex, pset)))
@@ -397,7 +409,7 @@ def engine_state(
     waiting = force_switch and not _opponent_moved_this_turn(battle)
     side_two = _side(pe, their_pokemon, their_active, battle.opponent_side_conditions,
                      battle.turn, their_moves, slow_uturn_move=waiting,
-                     active_index=their_lead)  # fmt: skip
+                     force_trapped=trapped, active_index=their_lead)  # fmt: skip
 
     weather, weather_turns = "none", 0
     for w, start in battle.weather.items():
@@ -424,6 +436,16 @@ def engine_state(
         trick_room_turns_remaining=trick_room_turns,
         team_preview=False,
     )
+
+
+def _reply_restriction(reply: str, moves: Sequence[str]) -> tuple[list[str], bool]:
+    """The moves to disable and whether to bar switching, for ``engine_state``'s ``reply``."""
+    if reply.startswith("switch "):
+        return list(moves), False
+    move = reply.removesuffix("-tera")
+    if move not in moves:
+        return [], False
+    return [m for m in moves if m != move], True
 
 
 def lead_field(ours: Any, theirs: Any) -> tuple[str, int, str, int]:
