@@ -84,10 +84,11 @@ class EngineOptions:
     """``rerank``: seconds of the budget kept for the lookahead (the search gets the rest)."""
     checkpoint: str | None = None
     """``rerank=value``: the value network's checkpoint (default: the shipped one)."""
-    lead: str = "search"
-    """Team Preview (team formats): ``search`` sends out the lead whose searches score best
-    on average over the opponent's possible leads (:meth:`EnginePolicy.lead_values`);
-    ``random``: a random lead."""
+    lead: str = "random"
+    """Team Preview (team formats): ``random``, a random lead; ``search`` sends out the
+    lead whose searches score best on average over the opponent's possible leads
+    (:meth:`EnginePolicy.lead_values`; measured no better than a random lead, 150 gen9ou
+    battles: docs/experiments/engine.md)."""
     reply: str = "none"
     """``prior``: after the search (which keeps ``1 - reply_time`` of the budget), search
     again against each of the opponent's likeliest replies as the fitted opponent prior

@@ -108,7 +108,7 @@ def test_the_lead_search_scores_every_pair_and_sends_the_best_lead_first():
     made = []
 
     def factory(**options):
-        made.append(PreviewRecorder(iterations=200, samples=2))
+        made.append(PreviewRecorder(iterations=200, samples=2, lead="search"))
         return made[-1]
 
     register_agent("engine_preview", factory)
