@@ -46,6 +46,7 @@ from policies.core.engine_state import (
 )
 from policies.core.evaluation import HeuristicEvaluator
 from policies.core.root_rerank import opponent_policy, rerank
+from policies.opponent_model import OpponentPrior, load_opponent_model
 
 log = logging.getLogger(__name__)
 
@@ -364,8 +365,6 @@ class EnginePolicy(Policy):
 
     def _prior(self, model: TransitionModel) -> Any:
         if self._opponent_prior is None or self._opponent_prior[0] is not model:
-            from policies.opponent_model import OpponentPrior, load_opponent_model
-
             self._opponent_prior = (model, OpponentPrior(model, load_opponent_model()))
         return self._opponent_prior[1]
 
