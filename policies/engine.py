@@ -284,14 +284,7 @@ class EnginePolicy(Policy):
         values = np.zeros((ours, theirs))
         for k, (i, j) in enumerate(pairs):
             state = engine_state(battle, dex, *guesses[k % len(guesses)], leads=(i, j))
-            if o.iterations:
-                result = self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
-                                                             threads=o.threads)  # fmt: skip
-            else:
-                left = seconds_left(o.budget, started)
-                ms = max(1, int(1000 * left / (len(pairs) - k)))
-                result = self.engine.monte_carlo_tree_search(state, duration_ms=ms,
-                                                             threads=o.threads)  # fmt: skip
+            result = self._run(state, o.budget, started, len(pairs) - k)
             visits = sum(option.visits for option in result.side_one)
             score = sum(option.total_score for option in result.side_one)
             values[i, j] = score / max(1, visits)
@@ -314,14 +307,7 @@ class EnginePolicy(Policy):
             unseen = unseen_opponents(battle, guess, belief.prior, self.rng)
             self._guesses.append((guess, unseen))
             state = engine_state(battle, dex, guess, unseen)
-            if o.iterations:
-                result = self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
-                                                             threads=o.threads)  # fmt: skip
-            else:
-                left = seconds_left(budget, started)
-                ms = max(1, int(1000 * left / (len(guesses) - i)))
-                result = self.engine.monte_carlo_tree_search(state, duration_ms=ms,
-                                                             threads=o.threads)  # fmt: skip
+            result = self._run(state, budget, started, len(guesses) - i)
             total = max(1, result.total_visits)
             iterations += result.total_visits
             for option in result.side_one:
@@ -348,20 +334,23 @@ class EnginePolicy(Policy):
         for k, (reply, p) in enumerate(replies):
             guess, unseen = self._guesses[k % len(self._guesses)]
             restricted = engine_state(battle, model.dex, guess, unseen, reply=reply)
-            if o.iterations:
-                result = self.engine.monte_carlo_tree_search(restricted, iterations=o.iterations,
-                                                             threads=o.threads)  # fmt: skip
-            else:
-                left = seconds_left(o.budget, started)
-                ms = max(1, int(1000 * left / (len(replies) - k)))
-                result = self.engine.monte_carlo_tree_search(restricted, duration_ms=ms,
-                                                             threads=o.threads)  # fmt: skip
+            result = self._run(restricted, o.budget, started, len(replies) - k)
             scores = {_option_name(opt.move_choice): (opt.total_score, opt.visits)
                       for opt in result.side_one}  # fmt: skip
             scored.append((p, scores))
         name = answer(shares, scored, o.reply_share, chosen)
         self.reply_changed += name != chosen
         return name
+
+    def _run(self, state: Any, budget: float, started: float, searches_left: int) -> Any:
+        """poke-engine's MCTS on ``state``: ``iterations`` if set, else an equal share of
+        what is left of ``budget`` among the ``searches_left`` searches still to run."""
+        o = self.options
+        if o.iterations:
+            return self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
+                                                       threads=o.threads)  # fmt: skip
+        ms = max(1, int(1000 * seconds_left(budget, started) / searches_left))
+        return self.engine.monte_carlo_tree_search(state, duration_ms=ms, threads=o.threads)
 
     def _prior(self, model: TransitionModel) -> Any:
         if self._opponent_prior is None or self._opponent_prior[0] is not model:
