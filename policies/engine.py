@@ -18,6 +18,12 @@ Each decision:
 
 The engine's leaves are valued by its own hand-written evaluation. Its random numbers
 come from its own generator, so two runs with the same seed can differ.
+
+Two options search more for one decision: ``reply=prior`` searches again against the
+opponent's likeliest replies as the fitted opponent prior predicts them and answers
+them (:mod:`policies.core.engine_reply`); ``lead=search`` chooses the Team Preview lead by
+searching every pair of leads (:meth:`EnginePolicy.lead_values`). Both are off by
+default: neither showed a gain (docs/experiments/engine.md, sections 8 and 9).
 """
 
 from __future__ import annotations
