@@ -139,11 +139,12 @@ class EngineOptions:
             raise ValueError(f"lead is one of {', '.join(LEADS)}, not {self.lead!r}")
         if self.reply not in REPLIES:
             raise ValueError(f"reply is one of {', '.join(REPLIES)}, not {self.reply!r}")
-        for name in ("reply_share", "reply_time", "reply_mass"):
-            if not 0.0 < getattr(self, name) <= 1.0 or (name == "reply_time"
-                                                        and self.reply_time >= 1.0):  # fmt: skip
-                raise ValueError(f"{name} is a share, in (0, 1]" + (" and under 1" if name ==
-                                 "reply_time" else ""))  # fmt: skip
+        for name in ("reply_share", "reply_mass"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} is a share, in (0, 1]")
+        if not 0.0 < self.reply_time < 1.0:
+            raise ValueError("reply_time is the share of the budget for the reply searches, "
+                             "in (0, 1)")  # fmt: skip
         if self.reply != "none" and self.rerank != "none":
             raise ValueError("reply and rerank both choose among the near-best options: "
                              "use one of them")  # fmt: skip
