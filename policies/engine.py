@@ -227,7 +227,7 @@ class EnginePolicy(Policy):
                         battle.turn, sorted(shares), sorted(orders))  # fmt: skip
             return next(iter(orders.values()))
         name = self.pick(legal)
-        if self.options.reply != "none":
+        if self.answers_replies(battle):
             try:
                 name = self._answer_replies(battle, legal, name, started)
             except (KeyboardInterrupt, SystemExit, GeneratorExit):
@@ -306,7 +306,7 @@ class EnginePolicy(Policy):
         shares: dict[str, float] = {}
         self._opponent_shares = opponent = {}
         budget = o.budget - (o.rerank_time if o.rerank != "none" else 0.0)
-        if o.reply != "none":
+        if self.answers_replies(battle):
             budget = o.budget * (1.0 - o.reply_time)
         iterations = 0
         self._guesses = []
@@ -324,6 +324,11 @@ class EnginePolicy(Policy):
                 name = _option_name(option.move_choice)
                 opponent[name] = opponent.get(name, 0.0) + option.visits / total / len(guesses)
         return shares, iterations
+
+    def answers_replies(self, battle: AbstractBattle) -> bool:
+        """Whether this decision searches against the opponent's replies (``reply=prior``):
+        not where only we switch after a faint, as the opponent does not act then."""
+        return self.options.reply != "none" and not battle.force_switch
 
     def _answer_replies(self, battle: AbstractBattle, shares: dict[str, float], chosen: str,
                         started: float) -> str:  # fmt: skip

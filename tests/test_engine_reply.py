@@ -3,6 +3,8 @@ the opponent one of them, and the answer among our near-best options."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from pokegym.agents import make_agent, register_agent
@@ -12,7 +14,7 @@ from pokegym.world.priors import belief_for
 from policies.core import engine_state as es
 from policies.core.battle import legal_actions
 from policies.core.engine_reply import answer, predicted_replies, reply_name
-from policies.engine import EngineOptions
+from policies.engine import EngineOptions, EnginePolicy
 
 
 @pytest.mark.parametrize("options,word", [
@@ -24,6 +26,15 @@ from policies.engine import EngineOptions
 def test_bad_reply_options_are_refused_with_the_option_named(options, word):
     with pytest.raises(ValueError, match=word):
         EngineOptions(**options)
+
+
+def test_replies_are_searched_only_where_the_opponent_acts():
+    agent = EnginePolicy.__new__(EnginePolicy)
+    agent.options = EngineOptions(reply="prior")
+    turn, after_a_faint = SimpleNamespace(force_switch=False), SimpleNamespace(force_switch=True)
+    assert agent.answers_replies(turn) and not agent.answers_replies(after_a_faint)
+    agent.options = EngineOptions()
+    assert not agent.answers_replies(turn)
 
 
 def test_the_answer_is_the_near_best_option_that_scores_best_against_the_replies():

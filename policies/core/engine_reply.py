@@ -92,5 +92,4 @@ def answer(
             values[name] = value / weight
     if len(values) < 2:
         return chosen
-    best = max(values, key=lambda n: (values[n], n == chosen))
-    return best
+    return max(values, key=lambda n: (values[n], n == chosen))
