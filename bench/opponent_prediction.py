@@ -3,13 +3,16 @@ picture of the opponent's choice against the choice the opponent then made.
 
 The engine searches both sides at once: its root statistics for the opponent (the visit
 shares of the opponent's options, summed over its guesses) are what it plays against.
-Two other predictions are scored at the same decisions: the fitted opponent prior
+Other predictions are scored at the same decisions: the fitted opponent prior
 (:class:`~policies.opponent_model.OpponentPrior`, a conditional logit over the
-opponent's legal actions in the world model, the belief's modal guess) and a uniform
-draw among the opponent's legal actions. For each: the mean probability put on the
-action played (with a 95 % interval over decisions) and how often it was the most
-likely one (Wilson interval). Turns where either side only switches after a faint are
-left out; so are actions a prediction could not name (counted).
+opponent's legal actions in the world model, the belief's modal guess) on the state
+with every Pokémon Team Preview showed (``prior``, as ``engine:reply=prior`` asks it)
+and on the state with only those that have been out (``prior_seen``: it cannot name a
+switch to the others), and a uniform draw among the opponent's legal actions (those of
+``prior``'s state). For each: the mean probability put on the action played (with a
+95 % interval over decisions) and how often it was the most likely one (Wilson
+interval); an action a prediction cannot name gets probability 0 (and is counted).
+Turns where either side only switches after a faint are left out.
 
 Both players run in this process on the embedded simulator, the engine as player one;
 in formats with teams both draw from the built-in pool.
@@ -42,7 +45,7 @@ from policies.core.battle import decision_state, legal_actions
 from policies.core.root_rerank import opponent_action
 from policies.opponent_model import OpponentPrior, load_opponent_model
 
-PREDICTORS = ("engine", "prior", "uniform")
+PREDICTORS = ("engine", "prior", "prior_seen", "uniform")
 
 
 def engine_name(order: Any) -> str | None:
@@ -119,21 +122,26 @@ def _score(probs, top, unnamed, name, shares, battle, dex, model, prior) -> None
     engine = {k: v / total for k, v in shares.items()}
     probs["engine"].append(engine.get(name, 0.0))
     top["engine"].append(max(engine, key=lambda k: engine[k]) == name)
-    state = decision_state(battle, dex)
-    actions = legal_actions(model, state, 1)
-    action = opponent_action(name, state)
-    if action is None or action not in actions:
-        unnamed["prior"] += 1
-        unnamed["uniform"] += 1
-        return
-    weights = dict(zip(actions, prior.prior(state, 1, actions), strict=True))
-    probs["prior"].append(weights[action])
-    top["prior"].append(max(weights, key=lambda k: weights[k]) == action)
-    probs["uniform"].append(1.0 / len(actions))
+    for predictor, previewed in (("prior", True), ("prior_seen", False)):
+        state = decision_state(battle, dex, previewed=previewed)
+        actions = legal_actions(model, state, 1)
+        action = opponent_action(name, state)
+        if action is None or action not in actions:  # it cannot name it: no probability
+            unnamed[predictor] += 1
+            probs[predictor].append(0.0)
+            top[predictor].append(False)
+        else:
+            weights = dict(zip(actions, prior.prior(state, 1, actions), strict=True))
+            probs[predictor].append(weights[action])
+            top[predictor].append(max(weights, key=lambda k: weights[k]) == action)
+        if previewed:
+            named = action is not None and action in actions
+            probs["uniform"].append(1.0 / len(actions) if named else 0.0)
+            unnamed["uniform"] += not named
 
 
 def report(result: dict[str, Any]) -> list[str]:
-    lines = [f"{'predictor':<10}{'n':>6}  {'p(played) [95 %]':<24}{'most likely [95 %]':<26}"
+    lines = [f"{'predictor':<12}{'n':>6}  {'p(played) [95 %]':<24}{'most likely [95 %]':<26}"
              f"{'log-likelihood':>14}  unnamed"]  # fmt: skip
     for name in PREDICTORS:
         p = np.asarray(result["probs"][name], dtype=float)
@@ -147,7 +155,7 @@ def report(result: dict[str, Any]) -> list[str]:
             top = f"{100 * np.mean(hits):5.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
         loglik = float(np.mean(np.log(np.maximum(p, 1e-3))))
         lines.append(
-            f"{name:<10}{len(p):>6}  {p.mean():.3f} [{p.mean() - half:.3f}, {p.mean() + half:.3f}]"
+            f"{name:<12}{len(p):>6}  {p.mean():.3f} [{p.mean() - half:.3f}, {p.mean() + half:.3f}]"
             f"{'':<5}{top:<26}{loglik:>8.3f}  {result['unnamed'][name]}"
         )
     return lines

@@ -211,11 +211,17 @@ def test_the_opponent_prediction_scores_every_turn_with_each_predictor():
     from bench.opponent_prediction import measure, report
 
     result = measure(1, 3, "engine:iterations=200,samples=2", "simple_heuristics", "gen9ou")
-    engine, prior = result["probs"]["engine"], result["probs"]["prior"]
+    probs, unnamed = result["probs"], result["unnamed"]
+    engine, prior = probs["engine"], probs["prior"]
     assert len(engine) >= 5 and all(0.0 <= p <= 1.0 for p in engine + prior)
-    # The world model names nearly every action the opponent played.
-    assert len(prior) + result["unnamed"]["prior"] == len(engine)
-    assert result["unnamed"]["prior"] <= len(engine) // 5
-    assert len(result["probs"]["uniform"]) == len(prior) and not result["top"]["uniform"]
+    # Every predictor is scored at every turn; an action it cannot name counts as 0.
+    for name in ("prior", "prior_seen", "uniform"):
+        assert len(probs[name]) == len(engine)
+        assert sum(p == 0.0 for p in probs[name]) >= unnamed[name]
+    # The world model names nearly every action played (not a move the guess lacks), and
+    # with Team Preview's Pokémon in its state it names what it names without them.
+    assert unnamed["prior"] == unnamed["uniform"] <= len(engine) // 5
+    assert unnamed["prior"] <= unnamed["prior_seen"]
+    assert not result["top"]["uniform"]
     lines = report(result)
-    assert [line.split()[0] for line in lines[1:]] == ["engine", "prior", "uniform"]
+    assert [line.split()[0] for line in lines[1:]] == ["engine", "prior", "prior_seen", "uniform"]

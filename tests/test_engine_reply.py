@@ -110,6 +110,46 @@ def test_predicted_replies_merge_tera_and_switches_and_stop_at_the_mass():
     )
 
 
+def test_the_prior_names_switches_to_the_pokemon_team_preview_showed():
+    """In a team format the opponent can switch to a Pokémon not out yet; the replies are
+    predicted on the state that holds Team Preview's Pokémon, so the prior names it."""
+    import logging
+
+    from poke_env.battle import Battle
+
+    from pokegym.world.transition import TransitionModel
+    from policies.core.battle import decision_state
+
+    battle = Battle("battle-gen9ou-1", "me", logging.getLogger("test"), gen=9)
+    battle.player_role = "p1"
+    protocol = """|player|p1|me|
+|player|p2|them|
+|teamsize|p1|1|
+|teamsize|p2|3|
+|poke|p1|Dragonite, M|
+|poke|p2|Great Tusk|
+|poke|p2|Gholdengo|
+|poke|p2|Kingambit, M|
+|teampreview
+|start
+|switch|p1a: Dragonite|Dragonite, M|100/100
+|switch|p2a: Great Tusk|Great Tusk|100/100
+|turn|1"""
+    for line in protocol.splitlines():
+        battle.parse_message(line.split("|"))
+    model = TransitionModel(load_dex(9))
+    seen = decision_state(battle, model.dex)
+    assert not any(a[0] == "switch" for a in legal_actions(model, seen, 1))
+    state = decision_state(battle, model.dex, previewed=True)
+    assert [m.species for m in state.sides[1].mons] == ["greattusk", "gholdengo", "kingambit"]
+    assert state.notes["unseen"] == 0
+    switches = [a for a in legal_actions(model, state, 1) if a[0] == "switch"]
+    assert len(switches) == 2
+    prior = FixedPrior(lambda a: 5.0 if a == switches[1] else 1.0)
+    replies = predicted_replies(model, prior, state, mass=0.2)
+    assert replies[0][0] == "switch kingambit"
+
+
 def test_the_engine_state_allows_the_opponent_the_reply_alone():
     from test_engine_agent import _recorded_views
 

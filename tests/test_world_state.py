@@ -180,3 +180,37 @@ def test_a_pokemon_shown_at_0_hp_by_zoroark_s_illusion_is_at_full_hp():
     shaped = ShapedReward()
     # Seen: Iron Thorns (full) and Zoroark (fainted); 4 unseen at full; our team is empty.
     assert shaped.potential(battle) == pytest.approx(shaped.hp * -(1.0 + 4) + shaped.faint)
+
+
+def test_the_state_can_hold_the_pokemon_team_preview_showed():
+    """``previewed``: the opponent's Pokémon Team Preview showed and not out yet join its
+    side after those seen, at full HP; a form hidden at preview (``Urshifu-*``) that has
+    since come out under its own name is not counted twice."""
+    import logging
+
+    from poke_env.battle import Battle
+
+    battle = Battle("battle-gen9ou-1", "me", logging.getLogger("test"), gen=9)
+    battle.player_role = "p1"
+    protocol = """|player|p1|me|
+|player|p2|them|
+|poke|p2|Great Tusk|
+|poke|p2|Urshifu-*|
+|poke|p2|Gholdengo|
+|teampreview
+|start
+|switch|p2a: Great Tusk|Great Tusk|100/100
+|turn|1
+|switch|p2a: Urshifu|Urshifu-Rapid-Strike, M|70/100
+|turn|2"""
+    for line in protocol.splitlines():
+        battle.parse_message(line.split("|"))
+    dex = load_dex(9)
+    seen = state_from_battle(battle, {}, dex).sides[1]
+    assert [m.species for m in seen.mons] == ["greattusk", "urshifurapidstrike"]
+    side = state_from_battle(battle, {}, dex, previewed=True).sides[1]
+    assert [m.species for m in side.mons] == ["greattusk", "urshifurapidstrike", "gholdengo"]
+    assert side.active_mon.species == "urshifurapidstrike"
+    gholdengo = side.mons[2]
+    assert gholdengo.hp == gholdengo.stats[0] > 0
+    assert side.mons[1].hp == pytest.approx(0.7 * side.mons[1].stats[0])

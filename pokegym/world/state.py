@@ -376,8 +376,29 @@ def _side_conditions(side: SideState, conditions: Mapping[SideCondition, int], t
             side.tailwind = _turns_left(value, turn, 4)
 
 
+def _previewed(dex: Dex, battle: AbstractBattle, seen: list[Pokemon]) -> list[Pokemon]:
+    """The opponent's Pokémon Team Preview showed (poke-env keeps them apart from
+    ``opponent_team``) whose base species no Pokémon ``seen`` has: a form hidden at
+    preview, such as ``Urshifu-*``, comes out under its own name."""
+
+    def base(mon: Pokemon) -> str:
+        species = to_id(mon.species)
+        return to_id(dex.species_entry(species).get("baseSpecies", species))
+
+    bases = {base(mon) for mon in seen}
+    out = []
+    for mon in battle.teampreview_opponent_team:
+        if mon.species and base(mon) not in bases:
+            bases.add(base(mon))
+            out.append(mon)
+    return out
+
+
 def state_from_battle(
-    battle: AbstractBattle, determinization: Mapping[str, PokemonSet], dex: Dex
+    battle: AbstractBattle,
+    determinization: Mapping[str, PokemonSet],
+    dex: Dex,
+    previewed: bool = False,
 ) -> BattleState:
     """A :class:`BattleState` for the battle's player (side 0) and its opponent (side 1).
 
@@ -385,6 +406,9 @@ def state_from_battle(
         determinization: one set per opponent Pokémon, keyed by species id
             (``to_id(mon.species)``); opponents without an entry get a default set
             (no item, its first ability, 84 EVs everywhere, level from the battle).
+        previewed: the opponent's side also holds the Pokémon Team Preview showed that
+            have not been out yet (at full HP), after those seen; without it, only the
+            Pokémon that have been out.
     """
     own_mons = list(battle.team.values())
     own = SideState(mons=[own_mon_state(dex, mon) for mon in own_mons])
@@ -392,6 +416,8 @@ def state_from_battle(
     own.tera_used = bool(battle.used_tera)
 
     opp_mons = [mon for mon in battle.opponent_team.values() if mon.revealed or mon.active]
+    if previewed:
+        opp_mons += _previewed(dex, battle, opp_mons)
     opponent_states = []
     for mon in opp_mons:
         species = to_id(mon.species)

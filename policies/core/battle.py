@@ -24,14 +24,18 @@ PASS: Action = ("pass", None, False)
 
 
 def decision_state(
-    battle: AbstractBattle, dex: Dex, determinization: dict[str, Any] | None = None
+    battle: AbstractBattle,
+    dex: Dex,
+    determinization: dict[str, Any] | None = None,
+    previewed: bool = False,
 ) -> BattleState:
     """The world-model state a search starts from: the opponent's hidden sets from the
     modal set of the priors (or ``determinization``), and ``notes["unseen"]`` = opponent
-    Pokémon not seen yet."""
+    Pokémon not in the state (``previewed``: those Team Preview showed are, as in
+    :func:`~pokegym.world.state.state_from_battle`)."""
     if determinization is None:
         determinization = belief_for(battle).modal_determinization()
-    state = state_from_battle(battle, determinization, dex)
+    state = state_from_battle(battle, determinization, dex, previewed)
     seen = len(state.sides[1].mons)
     size = max(len(battle.opponent_team), _team_size(battle))
     state.notes = {"unseen": max(0, size - seen)}
