@@ -42,6 +42,7 @@ from pokegym.teams import builtin_pool
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.transition import TransitionModel
 from policies.core.battle import decision_state, legal_actions
+from policies.core.engine_reply import SWITCH, reply_name
 from policies.core.root_rerank import opponent_action
 from policies.opponent_model import OpponentPrior, load_opponent_model
 
@@ -117,21 +118,32 @@ def measure(battles: int, seed: int, agent: str, opponent: str,
     return {"probs": probs, "top": top, "unnamed": unnamed, "switches": switches}
 
 
+def _kind(name: str) -> str:
+    """The reply an engine name belongs to, as ``reply=prior`` searches them: the move
+    with or without Tera, or any switch."""
+    return SWITCH if name.startswith(SWITCH + " ") else name.removesuffix("-tera")
+
+
 def _score(probs, top, unnamed, name, shares, battle, dex, model, prior) -> None:
     total = sum(shares.values())
     engine = {k: v / total for k, v in shares.items()}
     probs["engine"].append(engine.get(name, 0.0))
     top["engine"].append(max(engine, key=lambda k: engine[k]) == name)
+    probs["engine", "reply"].append(sum(v for k, v in engine.items() if _kind(k) == _kind(name)))
     for predictor, previewed in (("prior", True), ("prior_seen", False)):
         state = decision_state(battle, dex, previewed=previewed)
         actions = legal_actions(model, state, 1)
         action = opponent_action(name, state)
+        weights = dict(zip(actions, prior.prior(state, 1, actions), strict=True))
+        probs[predictor, "reply"].append(sum(
+            w for a, w in weights.items()
+            if (n := reply_name(a, state)) is not None and _kind(n) == _kind(name)
+        ))  # fmt: skip
         if action is None or action not in actions:  # it cannot name it: no probability
             unnamed[predictor] += 1
             probs[predictor].append(0.0)
             top[predictor].append(False)
         else:
-            weights = dict(zip(actions, prior.prior(state, 1, actions), strict=True))
             probs[predictor].append(weights[action])
             top[predictor].append(max(weights, key=lambda k: weights[k]) == action)
         if previewed:
@@ -140,24 +152,38 @@ def _score(probs, top, unnamed, name, shares, battle, dex, model, prior) -> None
             unnamed["uniform"] += not named
 
 
+def _mean(values: Any) -> str:
+    """A mean with its 95 % interval over decisions."""
+    p = np.asarray(values, dtype=float)
+    half = 1.96 * p.std(ddof=1) / math.sqrt(len(p)) if len(p) > 1 else 0.0
+    return f"{p.mean():.3f} [{p.mean() - half:.3f}, {p.mean() + half:.3f}]"
+
+
 def report(result: dict[str, Any]) -> list[str]:
+    """The table: per predictor, the probability on the action played, how often it was
+    the most likely, the log-likelihood, the actions it could not name, and the
+    probability on the reply played (all switches one, a move with or without Tera)."""
+    probs = result["probs"]
     lines = [f"{'predictor':<12}{'n':>6}  {'p(played) [95 %]':<24}{'most likely [95 %]':<26}"
-             f"{'log-likelihood':>14}  unnamed"]  # fmt: skip
+             f"{'log-likelihood':>14}  {'unnamed':<9}p(reply) [95 %]"]  # fmt: skip
     for name in PREDICTORS:
-        p = np.asarray(result["probs"][name], dtype=float)
+        p = np.asarray(probs[name], dtype=float)
         hits = result["top"][name]
         if not len(p):
             continue
-        half = 1.96 * p.std(ddof=1) / math.sqrt(len(p)) if len(p) > 1 else 0.0
         top = "-"  # a uniform draw has no most likely action
         if hits:
             low, high = wilson_interval(sum(hits), len(hits))
             top = f"{100 * np.mean(hits):5.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
         loglik = float(np.mean(np.log(np.maximum(p, 1e-3))))
-        lines.append(
-            f"{name:<12}{len(p):>6}  {p.mean():.3f} [{p.mean() - half:.3f}, {p.mean() + half:.3f}]"
-            f"{'':<5}{top:<26}{loglik:>8.3f}  {result['unnamed'][name]}"
-        )
+        reply = _mean(probs[name, "reply"]) if probs.get((name, "reply")) else "-"
+        lines.append(f"{name:<12}{len(p):>6}  {_mean(p):<24}{top:<26}{loglik:>8.3f}  "
+                     f"{result['unnamed'][name]:<9}{reply}")  # fmt: skip
+    if probs.get("prior") and probs.get("prior_seen"):
+        played = np.subtract(probs["prior"], probs["prior_seen"])
+        reply = np.subtract(probs["prior", "reply"], probs["prior_seen", "reply"])
+        lines.append(f"prior - prior_seen, paired: p(played) {_mean(played)}, "
+                     f"p(reply) {_mean(reply)}")  # fmt: skip
     return lines
 
 

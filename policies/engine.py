@@ -339,7 +339,7 @@ class EnginePolicy(Policy):
         if sum(1 for n in shares if shares[n] >= floor) < 2:
             return chosen
         model = self._model(battle.gen)
-        state = decision_state(battle, model.dex, previewed=True)
+        state = decision_state(battle, model.dex)
         replies = predicted_replies(model, self._prior(model), state, o.reply_mass)
         self.replies_searched += bool(replies)
         scored = []

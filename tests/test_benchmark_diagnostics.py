@@ -223,5 +223,11 @@ def test_the_opponent_prediction_scores_every_turn_with_each_predictor():
     assert unnamed["prior"] == unnamed["uniform"] <= len(engine) // 5
     assert unnamed["prior"] <= unnamed["prior_seen"]
     assert not result["top"]["uniform"]
+    # The probability on the reply played (all switches one) is at least that on the action.
+    for name in ("engine", "prior", "prior_seen"):
+        reply = probs[name, "reply"]
+        assert len(reply) == len(engine)
+        assert all(r >= p - 1e-9 and r <= 1 + 1e-9 for r, p in zip(reply, probs[name], strict=True))
     lines = report(result)
-    assert [line.split()[0] for line in lines[1:]] == ["engine", "prior", "prior_seen", "uniform"]
+    assert [line.split()[0] for line in lines[1:5]] == ["engine", "prior", "prior_seen", "uniform"]
+    assert lines[5].startswith("prior - prior_seen, paired")

@@ -110,9 +110,11 @@ def test_predicted_replies_merge_tera_and_switches_and_stop_at_the_mass():
     )
 
 
-def test_the_prior_names_switches_to_the_pokemon_team_preview_showed():
-    """In a team format the opponent can switch to a Pokémon not out yet; the replies are
-    predicted on the state that holds Team Preview's Pokémon, so the prior names it."""
+def test_the_prior_can_name_switches_to_the_pokemon_team_preview_showed():
+    """In a team format the opponent can switch to a Pokémon not out yet: on the state
+    that holds Team Preview's Pokémon (``previewed``, what bench opponent_prediction's
+    ``prior`` column asks) the prior names such a switch; on the state of those seen
+    (what ``reply=prior`` asks) it cannot."""
     import logging
 
     from poke_env.battle import Battle

@@ -10,10 +10,11 @@ opponent then does.
 by the engine's names: the most likely ones until ``mass`` of the probability is
 covered, a move's Tera form counted with it and every switch counted as one reply (the
 engine's state can bar the opponent's switches or its other moves for a turn, not pick
-which switch). The engine asks the prior on the world-model state that holds the
-Pokémon Team Preview showed (``decision_state(..., previewed=True)``), so in team
-formats a switch to one not out yet has its share. :func:`answer` values our near-best
-options against them.
+which switch). The prior is asked on the world-model state of the Pokémon that have
+been out: it was fitted on such states, and given also those Team Preview showed
+(``decision_state(..., previewed=True)``) it names the reply played less well in gen9ou
+(``pokegym bench opponent_prediction``, docs/experiments/engine.md).
+:func:`answer` values our near-best options against them.
 """
 
 from __future__ import annotations
