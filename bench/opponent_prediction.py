@@ -6,8 +6,8 @@ shares of the opponent's options, summed over its guesses) are what it plays aga
 Other predictions are scored at the same decisions: the fitted opponent prior
 (:class:`~policies.opponent_model.OpponentPrior`, a conditional logit over the
 opponent's legal actions in the world model, the belief's modal guess) on the state
-with every Pokémon Team Preview showed (``prior``, as ``engine:reply=prior`` asks it)
-and on the state with only those that have been out (``prior_seen``: it cannot name a
+with every Pokémon Team Preview showed (``prior``) and on the state with only those
+that have been out (``prior_seen``, as ``engine:reply=prior`` asks it: it cannot name a
 switch to the others), and a uniform draw among the opponent's legal actions (those of
 ``prior``'s state). For each: the mean probability put on the action played (with a
 95 % interval over decisions) and how often it was the most likely one (Wilson
