@@ -206,6 +206,9 @@ def test_the_state_can_hold_the_pokemon_team_preview_showed():
     for line in protocol.splitlines():
         battle.parse_message(line.split("|"))
     dex = load_dex(9)
+    assert dex.base_species("Urshifu-Rapid-Strike") == dex.base_species("Urshifu-*") == "urshifu"
+    assert dex.base_species("Great Tusk") == "greattusk"
+    assert dex.base_species("Not A Pokemon") == "notapokemon"
     seen = state_from_battle(battle, {}, dex).sides[1]
     assert [m.species for m in seen.mons] == ["greattusk", "urshifurapidstrike"]
     side = state_from_battle(battle, {}, dex, previewed=True).sides[1]

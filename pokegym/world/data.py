@@ -75,6 +75,12 @@ class Dex:
             raise KeyError(f"Showdown's gen {self.gen} data has no species {name!r}")
         return entry
 
+    def base_species(self, name: str) -> str:
+        """The id of ``name``'s base species (``urshifurapidstrike`` → ``urshifu``); the id
+        itself for a base species or a name the data lacks."""
+        species = to_id(name)
+        return to_id((self.species.get(species) or {}).get("baseSpecies") or species)
+
     def move_entry(self, name: str) -> dict[str, Any]:
         entry = self.moves.get(to_id(name))
         if entry is None:

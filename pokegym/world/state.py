@@ -380,16 +380,12 @@ def _previewed(dex: Dex, battle: AbstractBattle, seen: list[Pokemon]) -> list[Po
     """The opponent's Pokémon Team Preview showed (poke-env keeps them apart from
     ``opponent_team``) whose base species no Pokémon ``seen`` has: a form hidden at
     preview, such as ``Urshifu-*``, comes out under its own name."""
-
-    def base(mon: Pokemon) -> str:
-        species = to_id(mon.species)
-        return to_id(dex.species_entry(species).get("baseSpecies", species))
-
-    bases = {base(mon) for mon in seen}
+    bases = {dex.base_species(mon.species) for mon in seen}
     out = []
     for mon in battle.teampreview_opponent_team:
-        if mon.species and base(mon) not in bases:
-            bases.add(base(mon))
+        base = dex.base_species(mon.species or "")
+        if mon.species and base not in bases:
+            bases.add(base)
             out.append(mon)
     return out
 

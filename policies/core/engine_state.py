@@ -293,24 +293,24 @@ def unseen_opponents(
     in proportion to how often the format's teams hold them (no species twice)."""
     shown = _seen_opponents(battle)
     seen = {to_id(mon.species) for mon in shown}
-    bases = {_base(prior, s) for s in seen}
+    bases = {prior.dex.base_species(s) for s in seen}
     missing = max(0, _team_size(battle) - len(shown))
     out: list[PokemonSet] = []
     for species, pset in determinization.items():
         if len(out) >= missing:
             return out
-        if species not in seen and _base(prior, species) not in bases:
+        if species not in seen and prior.dex.base_species(species) not in bases:
             out.append(pset)
-            bases.add(_base(prior, species))
+            bases.add(prior.dex.base_species(species))
     table = getattr(prior, "table", None)
     if not table or len(out) >= missing:
         return out
     species, weights = _species_weights(prior)
     while len(out) < missing:
         pick = species[int(rng.choice(len(species), p=weights))]
-        if _base(prior, pick) in bases:
+        if prior.dex.base_species(pick) in bases:
             continue
-        bases.add(_base(prior, pick))
+        bases.add(prior.dex.base_species(pick))
         out.append(prior.distribution(pick).sample(rng, 1)[0])
     return out
 
@@ -331,11 +331,6 @@ def _species_weights(prior: Any) -> tuple[list[str], np.ndarray]:
         totals = np.array([sum(w for _, w in prior.table[s]) for s in species], dtype=float)
         cached = _WEIGHTS[id(prior)] = (species, totals / totals.sum())
     return cached
-
-
-def _base(prior: Any, species: str) -> str:
-    entry = prior.dex.species.get(species) or {}
-    return to_id(entry.get("baseSpecies") or species)
 
 
 def _team_size(battle: AbstractBattle) -> int:
