@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -118,6 +119,15 @@ class EngineOptions:
     :mod:`pokegym.world.priors.item_clues`). With ``hits=false,clues=false`` only what
     the protocol reveals and the turn orders narrow the sets."""
 
+    extend: float = 0.0
+    """Seconds a decision may search in all where the first search leaves the root
+    unclear: the runner-up's visits above ``clear`` of the best option's. Then
+    ``samples`` fresh guesses are searched until ``extend`` seconds have gone, and the
+    visits of both searches are pooled. 0: every decision searches ``budget`` once."""
+    clear: float = 0.5
+    """``extend``: the root is clear when the runner-up has at most this share of the
+    best option's visits, in (0, 1)."""
+
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
             value = getattr(self, f.name)
@@ -157,6 +167,16 @@ class EngineOptions:
         for name in ("hits", "clues"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} is true or false, not {getattr(self, name)!r}")
+        if self.extend and not self.extend > self.budget:
+            raise ValueError("extend is the seconds a decision may search in all, more than "
+                             "budget (0: no extension)")  # fmt: skip
+        if self.extend and self.iterations:
+            raise ValueError("extend lengthens a timed search: use it with budget "
+                             "(iterations=0)")  # fmt: skip
+        if self.extend and (self.reply != "none" or self.rerank != "none"):
+            raise ValueError("extend is not combined with reply or rerank: use one of them")
+        if not 0.0 < self.clear < 1.0:
+            raise ValueError("clear is a share of the best option's visits, in (0, 1)")
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip
@@ -188,6 +208,9 @@ class EnginePolicy(Policy):
         """Decisions where ``reply=prior`` searched against predicted replies."""
         self.reply_changed = 0
         """Decisions where the answer to the replies differed from the search's choice."""
+        self.extended = 0
+        """Decisions searched again to ``extend`` seconds (the first search left the root
+        unclear)."""
         self._models: dict[int, Any] = {}
         self._evaluators: dict[int, Any] = {}
         self._network: Any = None
@@ -211,7 +234,7 @@ class EnginePolicy(Policy):
         if len(orders) == 1 or battle.opponent_active_pokemon is None:
             return next(iter(orders.values()))
         try:
-            shares, iterations = self.search(battle, started)
+            shares, iterations = self.search(battle, started, orders)
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as error:  # the engine panics as a BaseException
@@ -297,19 +320,39 @@ class EnginePolicy(Policy):
             values[i, j] = score / max(1, visits)
         return values
 
-    def search(self, battle: AbstractBattle, started: float) -> tuple[dict[str, float], int]:
-        """Each root option's visit share summed over the guesses, and the iterations run."""
+    def search(self, battle: AbstractBattle, started: float,
+               legal: Collection[str] | None = None) -> tuple[dict[str, float], int]:  # fmt: skip
+        """Each root option's visit share over the guesses, and the iterations run. With
+        ``extend``, where the first search leaves the root unclear among the ``legal``
+        options (all the engine's when not given), fresh guesses are searched until
+        ``extend`` seconds have gone and the two searches' visits are pooled."""
         o = self.options
         dex = load_dex(battle.gen)
         belief = belief_for(battle, hits=o.hits, clues=o.clues)
-        guesses = self.guesses(battle, belief)
-        shares: dict[str, float] = {}
-        self._opponent_shares = opponent = {}
         budget = o.budget - (o.rerank_time if o.rerank != "none" else 0.0)
         if self.answers_replies(battle):
             budget = o.budget * (1.0 - o.reply_time)
-        iterations = 0
         self._guesses = []
+        shares, opponent, iterations = self._search_guesses(battle, dex, belief, budget, started)
+        ours = shares if legal is None else {n: v for n, v in shares.items() if n in legal}
+        if o.extend and not root_is_clear(ours, o.clear):
+            self.extended += 1
+            more = self._search_guesses(battle, dex, belief, o.extend, started)
+            shares = pooled(shares, iterations, more[0], more[2])
+            opponent = pooled(opponent, iterations, more[1], more[2])
+            iterations += more[2]
+        self._opponent_shares = opponent
+        return shares, iterations
+
+    def _search_guesses(
+        self, battle: AbstractBattle, dex: Any, belief: Any, budget: float, started: float
+    ) -> tuple[dict[str, float], dict[str, float], int]:
+        """One search of ``samples`` fresh guesses sharing what is left of ``budget``: our
+        and the opponent's root visit shares, each guess weighed alike, and the iterations."""
+        guesses = self.guesses(battle, belief)
+        shares: dict[str, float] = {}
+        opponent: dict[str, float] = {}
+        iterations = 0
         for i, guess in enumerate(guesses):
             unseen = unseen_opponents(battle, guess, belief.prior, self.rng)
             self._guesses.append((guess, unseen))
@@ -323,7 +366,7 @@ class EnginePolicy(Policy):
             for option in result.side_two:
                 name = _option_name(option.move_choice)
                 opponent[name] = opponent.get(name, 0.0) + option.visits / total / len(guesses)
-        return shares, iterations
+        return shares, opponent, iterations
 
     def answers_replies(self, battle: AbstractBattle) -> bool:
         """Whether this decision searches against the opponent's replies (``reply=prior``):
@@ -424,6 +467,22 @@ class EnginePolicy(Policy):
         weights = [shares[n] for n in names]
         total = sum(weights)
         return names[int(self.rng.choice(len(names), p=[w / total for w in weights]))]
+
+
+def root_is_clear(shares: dict[str, float], clear: float) -> bool:
+    """Whether the runner-up option has at most ``clear`` of the best one's share (one
+    option or none: clear)."""
+    top = sorted(shares.values(), reverse=True)[:2]
+    return len(top) < 2 or top[1] <= clear * top[0]
+
+
+def pooled(first: dict[str, float], first_weight: float, second: dict[str, float],
+           second_weight: float) -> dict[str, float]:  # fmt: skip
+    """Two searches' shares averaged, each weighed by its iterations (alike if neither
+    ran any)."""
+    total = first_weight + second_weight
+    a, b = (first_weight / total, second_weight / total) if total > 0 else (0.5, 0.5)
+    return {n: a * first.get(n, 0.0) + b * second.get(n, 0.0) for n in first.keys() | second}
 
 
 def _option_name(choice: Any) -> str:

@@ -369,3 +369,76 @@ def test_the_deadline_rule_keeps_the_margin_and_never_goes_below_zero():
     early, late = seconds_left(0.5, 10.0, now=10.1), seconds_left(0.5, 10.0, now=11.0)
     assert early == pytest.approx(0.4 - DEADLINE_MARGIN)
     assert late == 0.0
+
+
+# ------------------------------------------------------------------ extend: a second search
+def test_extend_options_are_checked_with_the_option_named():
+    for options, word in (({"budget": 0.5, "extend": 0.4}, "extend"),
+                          ({"extend": 1.0, "iterations": 100}, "iterations"),
+                          ({"extend": 1.0, "reply": "prior"}, "reply"),
+                          ({"extend": 1.0, "clear": 1.0}, "clear")):  # fmt: skip
+        with pytest.raises(ValueError, match=word):
+            EngineOptions(**options)
+    assert EngineOptions(budget=0.3, extend=0.9).extend == 0.9
+
+
+def test_a_root_is_clear_when_the_runner_up_is_far_enough_behind():
+    from policies.engine import root_is_clear
+
+    assert root_is_clear({"a": 0.6, "b": 0.3, "c": 0.1}, 0.5)
+    assert not root_is_clear({"a": 0.5, "b": 0.3, "c": 0.2}, 0.5)
+    assert root_is_clear({"a": 1.0}, 0.5) and root_is_clear({}, 0.5)
+
+
+def test_pooled_shares_weigh_each_search_by_its_iterations():
+    from policies.engine import pooled
+
+    both = pooled({"a": 1.0}, 100, {"a": 0.5, "b": 0.5}, 300)
+    assert both == pytest.approx({"a": 0.625, "b": 0.375})
+    assert pooled({"a": 1.0}, 0, {"b": 1.0}, 0) == pytest.approx({"a": 0.5, "b": 0.5})
+
+
+class ScriptedEngine:
+    """poke-engine's search, scripted: each call answers the next root (our option names
+    to visits), and records the time it was given."""
+
+    def __init__(self, roots):
+        self.roots = list(roots)
+        self.durations: list[int] = []
+
+    def monte_carlo_tree_search(self, state, duration_ms=None, iterations=None, threads=1):
+        from types import SimpleNamespace as Result
+
+        self.durations.append(duration_ms)
+        visits = self.roots.pop(0)
+        ours = [Result(move_choice=n, visits=v, total_score=0.5 * v) for n, v in visits.items()]
+        theirs = [Result(move_choice="no move", visits=sum(visits.values()), total_score=0.0)]
+        return Result(total_visits=sum(visits.values()), side_one=ours, side_two=theirs)
+
+
+def _decision():
+    """A request of the recorded battle (offline) with two legal moves or more."""
+    for battle, requests in _recorded_views():
+        names = sorted(es.engine_orders(battle))
+        if battle.turn >= 3 and len(names) >= 3 and battle.opponent_active_pokemon:
+            return battle, names
+    raise AssertionError("no request with three legal orders after turn 3")
+
+
+@pytest.mark.parametrize("clear_root", [True, False])
+def test_extend_searches_fresh_guesses_again_only_where_the_root_is_unclear(clear_root):
+    battle, (a, b, c) = _decision()[0], _decision()[1][:3]
+    first = {a: 70, b: 20, c: 10} if clear_root else {a: 45, b: 40, c: 15}
+    second = {a: 100, b: 300, c: 0}  # twice the iterations: the second search weighs more
+    agent = EnginePolicy(seed=0, budget=0.3, extend=0.9, samples=2)
+    agent.engine = ScriptedEngine([first, first, second, second])
+    order = agent.choose(battle)
+    searches = 2 if clear_root else 4
+    assert len(agent.engine.durations) == searches and agent.extended == (not clear_root)
+    # The first search shares what is left of the budget, the second what is left of
+    # extend (each less the deadline margin); bounds that hold however long a step takes.
+    assert all(d <= 250 for d in agent.engine.durations[:2])
+    assert all(d <= 850 for d in agent.engine.durations[2:])
+    # Clear: the first search's best; unclear: the pooled visits' best (b: 0.4/3 + 0.75*2/3).
+    assert order.message == es.engine_orders(battle)[a if clear_root else b].message
+    assert agent.failures == 0 and agent.iteration_counts == [200 if clear_root else 1000]
