@@ -16,6 +16,12 @@ Each decision:
    ``mixed_share`` of the best one's share, in proportion to their shares
    (``choice=mixed``: a mixed strategy, harder to predict).
 
+With ``extend``, the time of a decision follows how clear its root is: where, after the
+first search, the runner-up has more than ``clear`` of the best option's visits, fresh
+guesses are searched until ``extend`` seconds have gone, and the two searches' visits are
+pooled, each weighed by its iterations; ``budget`` is then the first search's time, and a
+decision's mean time lies between the two.
+
 The engine's leaves are valued by its own hand-written evaluation. Its random numbers
 come from its own generator, so two runs with the same seed can differ.
 

@@ -417,8 +417,8 @@ class ScriptedEngine:
 
 
 def _decision():
-    """A request of the recorded battle (offline) with two legal moves or more."""
-    for battle, requests in _recorded_views():
+    """A request of the recorded battle (offline) with three legal orders or more."""
+    for battle, _ in _recorded_views():
         names = sorted(es.engine_orders(battle))
         if battle.turn >= 3 and len(names) >= 3 and battle.opponent_active_pokemon:
             return battle, names
@@ -427,7 +427,8 @@ def _decision():
 
 @pytest.mark.parametrize("clear_root", [True, False])
 def test_extend_searches_fresh_guesses_again_only_where_the_root_is_unclear(clear_root):
-    battle, (a, b, c) = _decision()[0], _decision()[1][:3]
+    battle, names = _decision()
+    a, b, c = names[:3]
     first = {a: 70, b: 20, c: 10} if clear_root else {a: 45, b: 40, c: 15}
     second = {a: 100, b: 300, c: 0}  # twice the iterations: the second search weighs more
     agent = EnginePolicy(seed=0, budget=0.3, extend=0.9, samples=2)
