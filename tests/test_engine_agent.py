@@ -443,3 +443,23 @@ def test_extend_searches_fresh_guesses_again_only_where_the_root_is_unclear(clea
     # Clear: the first search's best; unclear: the pooled visits' best (b: 0.4/3 + 0.75*2/3).
     assert order.message == es.engine_orders(battle)[a if clear_root else b].message
     assert agent.failures == 0 and agent.iteration_counts == [200 if clear_root else 1000]
+
+
+@pytest.mark.slow
+def test_the_extending_engine_agent_beats_random_with_legal_orders():
+    """The real engine with ``extend``: legal orders every time, and some decisions (a
+    clear root needs the runner-up at a tenth of the best here) searched twice."""
+    made = []
+
+    def factory(**options):
+        made.append(make_agent("engine:budget=0.06,extend=0.16,clear=0.1,samples=2"))
+        return made[-1]
+
+    register_agent("engine_extending", factory)
+    result = _play("engine_extending", "random", battles=2, seed=13)
+    record = result.record("engine_extending")
+    assert record["battles"] == 2 and record["wins"] == 2, result.table()
+    assert all(agent.failures == 0 for agent in made)
+    decisions = sum(len(agent.iteration_counts) for agent in made)
+    extended = sum(agent.extended for agent in made)
+    assert decisions >= 10 and 1 <= extended <= decisions
