@@ -9,9 +9,11 @@ opponent's legal actions in the world model, the belief's modal guess) on the st
 with every Pokémon Team Preview showed (``prior``) and on the state with only those
 that have been out (``prior_seen``, as ``engine:reply=prior`` asks it: it cannot name a
 switch to the others), and a uniform draw among the opponent's legal actions (those of
-``prior``'s state). For each: the mean probability put on the action played (with a
-95 % interval over decisions) and how often it was the most likely one (Wilson
-interval); an action a prediction cannot name gets probability 0 (and is counted).
+``prior``'s state). For each: the mean probability put on the action played and how
+often it was the most likely one, each with a 95 % interval that counts the turns of one
+battle as one cluster (they are not independent: an opponent that switches back and forth
+for a hundred turns is one battle, not a hundred draws); an action a prediction cannot
+name gets probability 0 (and is counted).
 Turns where either side only switches after a faint are left out.
 
 Both players run in this process on the embedded simulator, the engine as player one;
@@ -24,7 +26,6 @@ in formats with teams both draw from the built-in pool.
 from __future__ import annotations
 
 import argparse
-import math
 from collections import defaultdict
 from typing import Any
 
@@ -37,7 +38,7 @@ from pokegym.backends.sim import SimBattleSession
 from pokegym.env import opponent_choice
 from pokegym.formats import resolve_format
 from pokegym.showdown.simulator import shared_simulator
-from pokegym.stats import wilson_interval
+from pokegym.stats import clustered_mean_interval
 from pokegym.teams import builtin_pool
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.transition import TransitionModel
@@ -85,6 +86,7 @@ def measure(battles: int, seed: int, agent: str, opponent: str,
     probs: dict[str, list[float]] = defaultdict(list)
     top: dict[str, list[bool]] = defaultdict(list)
     unnamed: dict[str, int] = defaultdict(int)
+    turns: list[int] = []  # the battle of each scored turn
     switches = 0
     for b in range(battles):
         first = seed * 1000 + b
@@ -113,9 +115,11 @@ def measure(battles: int, seed: int, agent: str, opponent: str,
                 if name is not None and shares:
                     switches += name.startswith("switch ")
                     _score(probs, top, unnamed, name, shares, ours, dex, model, prior)
+                    turns.append(b)
             session.choose({side: codec.order_to_choice(order, session.battles[side])
                             for side, order in orders.items()})  # fmt: skip
-    return {"probs": probs, "top": top, "unnamed": unnamed, "switches": switches}
+    return {"probs": probs, "top": top, "unnamed": unnamed, "switches": switches,
+            "battles": turns}  # fmt: skip
 
 
 def _kind(name: str) -> str:
@@ -152,18 +156,17 @@ def _score(probs, top, unnamed, name, shares, battle, dex, model, prior) -> None
             unnamed["uniform"] += not named
 
 
-def _mean(values: Any) -> str:
-    """A mean with its 95 % interval over decisions."""
-    p = np.asarray(values, dtype=float)
-    half = 1.96 * p.std(ddof=1) / math.sqrt(len(p)) if len(p) > 1 else 0.0
-    return f"{p.mean():.3f} [{p.mean() - half:.3f}, {p.mean() + half:.3f}]"
+def _mean(values: Any, battles: list[int], scale: float = 1.0, digits: int = 3) -> str:
+    """A mean with its 95 % interval, the turns of each battle one cluster."""
+    mean, low, high = clustered_mean_interval([float(v) for v in values], battles)
+    return f"{scale * mean:.{digits}f} [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
 
 
 def report(result: dict[str, Any]) -> list[str]:
     """The table: per predictor, the probability on the action played, how often it was
     the most likely, the log-likelihood, the actions it could not name, and the
     probability on the reply played (all switches one, a move with or without Tera)."""
-    probs = result["probs"]
+    probs, battles = result["probs"], result["battles"]
     lines = [f"{'predictor':<12}{'n':>6}  {'p(played) [95 %]':<24}{'most likely [95 %]':<26}"
              f"{'log-likelihood':>14}  {'unnamed':<9}p(reply) [95 %]"]  # fmt: skip
     for name in PREDICTORS:
@@ -173,17 +176,16 @@ def report(result: dict[str, Any]) -> list[str]:
             continue
         top = "-"  # a uniform draw has no most likely action
         if hits:
-            low, high = wilson_interval(sum(hits), len(hits))
-            top = f"{100 * np.mean(hits):5.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
+            top = _mean(hits, battles, scale=100, digits=1) + " %"
         loglik = float(np.mean(np.log(np.maximum(p, 1e-3))))
-        reply = _mean(probs[name, "reply"]) if probs.get((name, "reply")) else "-"
-        lines.append(f"{name:<12}{len(p):>6}  {_mean(p):<24}{top:<26}{loglik:>8.3f}  "
+        reply = _mean(probs[name, "reply"], battles) if probs.get((name, "reply")) else "-"
+        lines.append(f"{name:<12}{len(p):>6}  {_mean(p, battles):<24}{top:<26}{loglik:>8.3f}  "
                      f"{result['unnamed'][name]:<9}{reply}")  # fmt: skip
     if probs.get("prior") and probs.get("prior_seen"):
         played = np.subtract(probs["prior"], probs["prior_seen"])
         reply = np.subtract(probs["prior", "reply"], probs["prior_seen", "reply"])
-        lines.append(f"prior - prior_seen, paired: p(played) {_mean(played)}, "
-                     f"p(reply) {_mean(reply)}")  # fmt: skip
+        lines.append(f"prior - prior_seen, paired: p(played) {_mean(played, battles)}, "
+                     f"p(reply) {_mean(reply, battles)}")  # fmt: skip
     return lines
 
 

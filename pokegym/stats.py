@@ -1,8 +1,9 @@
-"""Small, exact statistics for win rates."""
+"""Small statistics for win rates and per-decision measurements."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 
 Z95 = 1.959963984540054
 
@@ -34,3 +35,32 @@ def percentile(values: list[float], q: float) -> float:
     if low == high:
         return ordered[low]
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def clustered_mean_interval(
+    values: Sequence[float], clusters: Sequence[Hashable], z: float = Z95
+) -> tuple[float, float, float]:
+    """The mean of ``values`` with a normal interval (default 95 %) whose standard error
+    is robust to correlation inside each cluster (the turns of one battle, say): the
+    sandwich estimate over cluster totals, with the small-sample factor G / (G - 1) for G
+    clusters. One cluster or none gives an interval of zero width (nothing to measure the
+    spread between clusters with).
+
+    Raises:
+        ValueError: ``values`` and ``clusters`` differ in length, or are empty.
+    """
+    if len(values) != len(clusters):
+        raise ValueError(f"{len(values)} values but {len(clusters)} cluster labels")
+    if not values:
+        raise ValueError("no values to average")
+    n = len(values)
+    mean = math.fsum(values) / n
+    residuals: dict[Hashable, float] = {}
+    for value, cluster in zip(values, clusters, strict=True):
+        residuals[cluster] = residuals.get(cluster, 0.0) + value - mean
+    g = len(residuals)
+    if g < 2:
+        return mean, mean, mean
+    variance = g / (g - 1) * math.fsum(r * r for r in residuals.values()) / (n * n)
+    half = z * math.sqrt(variance)
+    return mean, mean - half, mean + half

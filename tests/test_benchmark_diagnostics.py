@@ -214,6 +214,7 @@ def test_the_opponent_prediction_scores_every_turn_with_each_predictor():
     probs, unnamed = result["probs"], result["unnamed"]
     engine, prior = probs["engine"], probs["prior"]
     assert len(engine) >= 5 and all(0.0 <= p <= 1.0 for p in engine + prior)
+    assert result["battles"] == [0] * len(engine)  # each turn's battle: the interval's cluster
     # Every predictor is scored at every turn; an action it cannot name counts as 0.
     for name in ("prior", "prior_seen", "uniform"):
         assert len(probs[name]) == len(engine)
