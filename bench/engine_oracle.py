@@ -1,6 +1,6 @@
 """How much would a perfect belief be worth to the engine agent? ``engine`` told the
 opponent's whole team (or a part of it, ``--told seen|unseen``) against ``engine``
-searching from the project's belief.
+searching from the project's belief, or against another agent (``--opponent``).
 
 A diagnostic, not an agent: both players run in this process, so before each decision
 the told player reads the *opponent's* own battle object (its request: every Pokémon with
@@ -10,12 +10,17 @@ random-battle sets' EVs and IVs, as the belief's sets do. What it measures is th
 of better opponent modelling for this search: if knowing everything wins only a little
 more than half, no belief can win much more.
 
-The two sides alternate and the battles are seeded like ``pokegym compare``. The result
-is the told player's win rate with its 95 % Wilson interval and an exact binomial test
-against one half (the mirror's rate).
+The two sides alternate and the battles are seeded like ``pokegym compare``; against
+another agent, battle ``k`` is the one ``pokegym compare --agents engine,OPPONENT`` plays
+with the same seed, so the told engine pairs with the plain one's run battle by battle
+(``--paired DIR``: the plain run's ``battles.jsonl``, McNemar on the discordant battles).
+The result is the told player's win rate with its 95 % Wilson interval and an exact
+binomial test against one half (the mirror's rate).
 
     pokegym bench engine_oracle --battles 100 --seed 700 [--agent budget=0.5] \\
         [--out runs/oracle/engine.json]
+    pokegym bench engine_oracle --battles 50 --seed 300 --opponent abyssal \\
+        --paired runs/eng2/abyssal/s300
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 from poke_env.battle import AbstractBattle
 
 from bench.opponent_oracle import true_sets
+from bench.paired import load_outcomes, table
 from pokegym.agents import parse_agent_spec, register_agent
 from pokegym.arena import Arena, ArenaConfig
 from pokegym.ratings import binomial_test
@@ -85,7 +91,16 @@ def true_team(theirs: AbstractBattle) -> dict[str, PokemonSet]:
 
 
 class TellingArena(Arena):
-    """An arena that shows the told player its opponent's battle before it decides."""
+    """An arena that shows the told player its opponent's battle before it decides;
+    with ``as_engine``, battles are seeded as if the told player were named ``engine``
+    (the battles ``pokegym compare --agents engine,OPPONENT`` plays)."""
+
+    as_engine = False
+
+    def _battle_seed(self, pair: tuple[str, str], index: int) -> int:
+        if self.as_engine:
+            pair = tuple("engine" if name == TOLD else name for name in pair)  # type: ignore[assignment]
+        return super()._battle_seed(pair, index)
 
     def _decide(self, slot: Any) -> dict[int, str]:
         session = slot.session
@@ -107,10 +122,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--told", choices=TOLD_PARTS, default="all",
                         help="all: the whole true team; seen: the true sets of the Pokémon "
                         "seen; unseen: the true Pokémon not seen yet")  # fmt: skip
+    parser.add_argument(
+        "--opponent",
+        default="",
+        help="another agent to play (default: engine with --agent's options)",
+    )
+    parser.add_argument(
+        "--paired",
+        type=Path,
+        help="with --opponent: a `pokegym compare --agents engine,OPPONENT` "
+        "run of the same seed (folder or battles.jsonl) to pair with",
+    )
     parser.add_argument("--out", type=Path, help="per-battle results (JSON)")
     args = parser.parse_args(argv)
     if args.battles < 1:
         parser.error("--battles is the number of battles (1 or more)")
+    if args.paired and not args.opponent:
+        parser.error("--paired pairs with a run against --opponent: name the opponent")
+    if args.opponent.split(":")[0] == "engine":
+        parser.error("--opponent is another agent: the plain engine is the default (no "
+                     "--opponent)")  # fmt: skip
     _, options = parse_agent_spec("engine:" + args.agent if args.agent else "engine")
     told: list[ToldEngine] = []
 
@@ -120,17 +151,19 @@ def main(argv: list[str] | None = None) -> int:
         return agent
 
     register_agent(TOLD, build)
-    opponent = "engine:" + args.agent if args.agent else "engine"
+    opponent = args.opponent or ("engine:" + args.agent if args.agent else "engine")
     config = ArenaConfig(agents=[TOLD, opponent], battles_per_pair=args.battles,
                          seed=args.seed, concurrency=1, clock_bank=None,
                          battle_format=args.format)  # fmt: skip
     started = time.perf_counter()
-    result = TellingArena(config).run()
+    arena = TellingArena(config)
+    arena.as_engine = bool(args.opponent)
+    result = arena.run()
     won = {record.index: record.winner == TOLD for record in result.battles}
     wins, n = sum(won.values()), len(won)
     low, high = wilson_interval(wins, n)
     p = binomial_test(wins, n)
-    print(f"engine told the opponent's team ({args.told}) vs engine: {wins}-{n - wins}, "
+    print(f"engine told the opponent's team ({args.told}) vs {opponent}: {wins}-{n - wins}, "
           f"{100 * wins / n:.1f} % [{100 * low:.1f} %, {100 * high:.1f} %] over {n} battles "
           f"({args.format}, seed {args.seed}); exact binomial p = {p:.3f} against 50 %; "
           f"{sum(a.told for a in told)} decisions searched the true team; "
@@ -138,6 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({str(k): v for k, v in sorted(won.items())}))
+    if args.paired:
+        told_outcomes = {record.seed: 0.5 if record.winner is None else
+                         float(record.winner == TOLD) for record in result.battles}  # fmt: skip
+        plain = load_outcomes([args.paired], "engine")
+        if not set(plain) & set(told_outcomes):
+            raise SystemExit(f"{args.paired}: no battle in common: was it `pokegym compare "
+                             f"--agents engine,{opponent} --seed {args.seed}`?")  # fmt: skip
+        print(table({"engine": plain, f"engine told ({args.told})": told_outcomes}))
     return 0
 
 

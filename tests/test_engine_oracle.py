@@ -3,6 +3,7 @@ battles (the Rust engine and the simulator)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -22,6 +23,32 @@ def test_the_told_engine_searches_the_true_team_and_reports_a_rate(capsys):
                       line)  # fmt: skip
     assert found is not None, line
     assert int(found[1]) + int(found[2]) == 2 and int(found[3]) > 5
+
+
+@pytest.mark.slow
+def test_the_told_engine_plays_the_battles_of_plain_engine_against_another_agent(capsys, tmp_path):
+    """``--opponent``: battle k is the one ``compare --agents engine,OPPONENT`` plays with
+    the seed (same teams: every battle pairs), and ``--paired`` tables the two."""
+    from bench import engine_oracle
+    from bench.paired import load_outcomes
+    from pokegym.arena import ArenaConfig, run_arena
+
+    plain = run_arena(ArenaConfig(agents=["engine:iterations=40", "random"], battles_per_pair=2,
+                                  seed=4, concurrency=1, clock_bank=None))  # fmt: skip
+    journal = tmp_path / "battles.jsonl"
+    journal.write_text("".join(json.dumps({"pair": list(r.pair), "seed": r.seed,
+                                           "winner": r.winner}) + "\n"
+                               for r in plain.battles))  # fmt: skip
+    assert len(load_outcomes([journal], "engine")) == 2
+    argv = ["--battles", "2", "--seed", "4", "--agent", "iterations=40", "--opponent", "random",
+            "--paired", str(journal)]  # fmt: skip
+    assert engine_oracle.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "vs random" in out
+    row = next(line for line in out.splitlines() if line.startswith("| engine told"))
+    assert "(n = 2)" in row, out  # both battles of the plain run paired
+    with pytest.raises(SystemExit):
+        engine_oracle.main(["--battles", "1", "--paired", str(journal)])
 
 
 @pytest.mark.slow
