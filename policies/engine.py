@@ -16,11 +16,14 @@ Each decision:
    ``mixed_share`` of the best one's share, in proportion to their shares
    (``choice=mixed``: a mixed strategy, harder to predict).
 
-With ``extend``, the time of a decision follows how clear its root is: where, after the
-first search, the runner-up has more than ``clear`` of the best option's visits, fresh
-guesses are searched until ``extend`` seconds have gone, and the two searches' visits are
-pooled, each weighed by its iterations; ``budget`` is then the first search's time, and a
-decision's mean time lies between the two.
+With ``extend``, the time of a decision follows how clear its root is, as a player
+spends a clock: ``budget`` is each decision's allowance, a first search takes ``first``
+of it, and a decision whose root it leaves clear (the runner-up at most ``clear`` of the
+best option's visits) stops there and saves the rest in the battle's time bank; one left
+unclear searches fresh guesses with the rest of its allowance and what the bank holds, up
+to ``extend`` seconds in all, and pools the two searches' visits, each weighed by its
+iterations. A battle's decisions take ``budget`` each on average at most, however fast
+the machine.
 
 The engine's leaves are valued by its own hand-written evaluation. Its random numbers
 come from its own generator, so two runs with the same seed can differ.
@@ -126,11 +129,16 @@ class EngineOptions:
     the protocol reveals and the turn orders narrow the sets."""
 
     extend: float = 0.0
-    """Seconds a decision may search in all where the first search leaves the root
-    unclear: the runner-up's visits above ``clear`` of the best option's. Then
-    ``samples`` fresh guesses are searched until ``extend`` seconds have gone, and the
-    visits of both searches are pooled. 0: every decision searches ``budget`` once."""
-    clear: float = 0.5
+    """The most seconds one decision may take; 0: every decision searches ``budget``
+    once. Otherwise ``budget`` is each decision's allowance: a first search takes
+    ``first`` of it, and where it leaves the root unclear (the runner-up's visits above
+    ``clear`` of the best option's), ``samples`` fresh guesses are searched until the
+    allowance and what the battle's clear decisions saved (its time bank) run out, at
+    most ``extend`` seconds in all; the two searches' visits are pooled. A battle's
+    decisions take at most ``budget`` each on average."""
+    first: float = 0.5
+    """``extend``: the share of ``budget`` for the first search, in (0, 1)."""
+    clear: float = 0.75
     """``extend``: the root is clear when the runner-up has at most this share of the
     best option's visits, in (0, 1)."""
 
@@ -183,6 +191,8 @@ class EngineOptions:
             raise ValueError("extend is not combined with reply or rerank: use one of them")
         if not 0.0 < self.clear < 1.0:
             raise ValueError("clear is a share of the best option's visits, in (0, 1)")
+        if not 0.0 < self.first < 1.0:
+            raise ValueError("first is the share of budget for the first search, in (0, 1)")
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip
@@ -215,8 +225,12 @@ class EnginePolicy(Policy):
         self.reply_changed = 0
         """Decisions where the answer to the replies differed from the search's choice."""
         self.extended = 0
-        """Decisions searched again to ``extend`` seconds (the first search left the root
-        unclear)."""
+        """Decisions searched twice (``extend``: the first search left the root unclear)."""
+        self.clock = time.perf_counter
+        """The clock of the decision's deadline (seconds; tests inject one)."""
+        self._banks: dict[str, float] = {}
+        """``extend``: each battle's seconds saved by decisions that took less than
+        ``budget`` (the latest battles only)."""
         self._models: dict[int, Any] = {}
         self._evaluators: dict[int, Any] = {}
         self._network: Any = None
@@ -231,7 +245,7 @@ class EnginePolicy(Policy):
         return report
 
     def choose(self, battle: AbstractBattle) -> BattleOrder:
-        started = time.perf_counter()
+        started = self.clock()
         cpu_started = time.thread_time()
         self._report = None
         orders = engine_orders(battle)
@@ -274,7 +288,7 @@ class EnginePolicy(Policy):
                             battle.turn, type(error).__name__, error)  # fmt: skip
         total = sum(legal.values())
         self._report = {"search_policy": [(orders[n], s / total) for n, s in legal.items()]}
-        self.latencies.append(time.perf_counter() - started)
+        self.latencies.append(self.clock() - started)
         self.cpu_seconds.append(time.thread_time() - cpu_started)
         self.iteration_counts.append(iterations)
         return orders[name]
@@ -286,7 +300,7 @@ class EnginePolicy(Policy):
         if self.options.lead == "random" or size < 2:
             return super().team_preview(battle)
         try:
-            values = self.lead_values(battle, time.perf_counter())
+            values = self.lead_values(battle, self.clock())
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as error:  # the engine panics as a BaseException
@@ -330,23 +344,32 @@ class EnginePolicy(Policy):
                legal: Collection[str] | None = None) -> tuple[dict[str, float], int]:  # fmt: skip
         """Each root option's visit share over the guesses, and the iterations run. With
         ``extend``, where the first search leaves the root unclear among the ``legal``
-        options (all the engine's when not given), fresh guesses are searched until
-        ``extend`` seconds have gone and the two searches' visits are pooled."""
+        options (all the engine's when not given), fresh guesses are searched with what is
+        left of the allowance and the battle's time bank, and the two searches' visits are
+        pooled (see :attr:`EngineOptions.extend`)."""
         o = self.options
         dex = load_dex(battle.gen)
         belief = belief_for(battle, hits=o.hits, clues=o.clues)
         budget = o.budget - (o.rerank_time if o.rerank != "none" else 0.0)
         if self.answers_replies(battle):
             budget = o.budget * (1.0 - o.reply_time)
+        if o.extend:
+            budget = o.budget * o.first
         self._guesses = []
         shares, opponent, iterations = self._search_guesses(battle, dex, belief, budget, started)
         ours = shares if legal is None else {n: v for n, v in shares.items() if n in legal}
-        if o.extend and not root_is_clear(ours, o.clear):
-            self.extended += 1
-            more = self._search_guesses(battle, dex, belief, o.extend, started)
-            shares = pooled(shares, iterations, more[0], more[2])
-            opponent = pooled(opponent, iterations, more[1], more[2])
-            iterations += more[2]
+        if o.extend:
+            bank = self._banks.pop(battle.battle_tag, 0.0)
+            allowed = min(o.extend, o.budget + max(0.0, bank))
+            if not root_is_clear(ours, o.clear) and seconds_left(allowed, started, self.clock()):
+                self.extended += 1
+                more = self._search_guesses(battle, dex, belief, allowed, started)
+                shares = pooled(shares, iterations, more[0], more[2])
+                opponent = pooled(opponent, iterations, more[1], more[2])
+                iterations += more[2]
+            self._banks[battle.battle_tag] = bank + o.budget - (self.clock() - started)
+            while len(self._banks) > 16:  # battles long over
+                del self._banks[next(iter(self._banks))]
         self._opponent_shares = opponent
         return shares, iterations
 
@@ -410,7 +433,7 @@ class EnginePolicy(Policy):
         if o.iterations:
             return self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
                                                        threads=o.threads)  # fmt: skip
-        ms = max(1, int(1000 * seconds_left(budget, started) / searches_left))
+        ms = max(1, int(1000 * seconds_left(budget, started, self.clock()) / searches_left))
         return self.engine.monte_carlo_tree_search(state, duration_ms=ms, threads=o.threads)
 
     def _prior(self, model: TransitionModel) -> Any:
@@ -438,8 +461,9 @@ class EnginePolicy(Policy):
         model = self._model(battle.gen)
         state = decision_state(battle, model.dex)
         opponent = opponent_policy(model, state, self._opponent_shares)
+        budget = self.options.budget
         best, _ = rerank(model, state, list(actions), opponent, self._evaluator(model),
-                         time_left=lambda: seconds_left(self.options.budget, started))  # fmt: skip
+                         time_left=lambda: seconds_left(budget, started, self.clock()))  # fmt: skip
         if actions[best] != chosen:
             self.reranked += 1
         return actions[best]

@@ -376,7 +376,8 @@ def test_extend_options_are_checked_with_the_option_named():
     for options, word in (({"budget": 0.5, "extend": 0.4}, "extend"),
                           ({"extend": 1.0, "iterations": 100}, "iterations"),
                           ({"extend": 1.0, "reply": "prior"}, "reply"),
-                          ({"extend": 1.0, "clear": 1.0}, "clear")):  # fmt: skip
+                          ({"extend": 1.0, "clear": 1.0}, "clear"),
+                          ({"extend": 1.0, "first": 0.0}, "first")):  # fmt: skip
         with pytest.raises(ValueError, match=word):
             EngineOptions(**options)
     assert EngineOptions(budget=0.3, extend=0.9).extend == 0.9
@@ -400,20 +401,32 @@ def test_pooled_shares_weigh_each_search_by_its_iterations():
 
 class ScriptedEngine:
     """poke-engine's search, scripted: each call answers the next root (our option names
-    to visits), and records the time it was given."""
+    to visits), records the time it was given and moves the fake clock on by it."""
 
-    def __init__(self, roots):
+    def __init__(self, roots, clock):
         self.roots = list(roots)
+        self.clock = clock
         self.durations: list[int] = []
 
     def monte_carlo_tree_search(self, state, duration_ms=None, iterations=None, threads=1):
         from types import SimpleNamespace as Result
 
         self.durations.append(duration_ms)
+        self.clock.now += duration_ms / 1000
         visits = self.roots.pop(0)
         ours = [Result(move_choice=n, visits=v, total_score=0.5 * v) for n, v in visits.items()]
         theirs = [Result(move_choice="no move", visits=sum(visits.values()), total_score=0.0)]
         return Result(total_visits=sum(visits.values()), side_one=ours, side_two=theirs)
+
+
+class FakeClock:
+    """Seconds that pass only when the scripted engine searches."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
 
 
 def _decision():
@@ -425,24 +438,39 @@ def _decision():
     raise AssertionError("no request with three legal orders after turn 3")
 
 
-@pytest.mark.parametrize("clear_root", [True, False])
-def test_extend_searches_fresh_guesses_again_only_where_the_root_is_unclear(clear_root):
+def test_extend_searches_again_where_the_root_is_unclear_with_the_battles_saved_time():
     battle, names = _decision()
     a, b, c = names[:3]
-    first = {a: 70, b: 20, c: 10} if clear_root else {a: 45, b: 40, c: 15}
-    second = {a: 100, b: 300, c: 0}  # twice the iterations: the second search weighs more
-    agent = EnginePolicy(seed=0, budget=0.3, extend=0.9, samples=2)
-    agent.engine = ScriptedEngine([first, first, second, second])
-    order = agent.choose(battle)
-    searches = 2 if clear_root else 4
-    assert len(agent.engine.durations) == searches and agent.extended == (not clear_root)
-    # The first search shares what is left of the budget, the second what is left of
-    # extend (each less the deadline margin); bounds that hold however long a step takes.
-    assert all(d <= 250 for d in agent.engine.durations[:2])
-    assert all(d <= 850 for d in agent.engine.durations[2:])
-    # Clear: the first search's best; unclear: the pooled visits' best (b: 0.4/3 + 0.75*2/3).
-    assert order.message == es.engine_orders(battle)[a if clear_root else b].message
-    assert agent.failures == 0 and agent.iteration_counts == [200 if clear_root else 1000]
+    clear, unclear = {a: 70, b: 20, c: 10}, {a: 45, b: 40, c: 15}
+    second = {a: 100, b: 300, c: 0}  # more iterations: the second search weighs more
+    clock = FakeClock()
+    agent = EnginePolicy(seed=0, budget=0.5, extend=1.0, first=0.4, samples=2)
+    agent.clock = clock
+    agent.engine = ScriptedEngine([clear] * 2 + [unclear] * 2 + [second] * 2, clock)
+    orders = es.engine_orders(battle)
+    # A clear root: the first search alone (0.4 of the 0.5 s allowance, less the 0.05 s
+    # margin, shared by two guesses); the 0.35 s left go to the battle's bank.
+    assert agent.choose(battle).message == orders[a].message
+    assert agent.engine.durations == pytest.approx([75, 75], abs=1)
+    assert agent._banks[battle.battle_tag] == pytest.approx(0.35, abs=0.002)
+    # Unclear: fresh guesses until the allowance and the bank run out (0.5 + 0.35 s), the
+    # pooled visits' best played (b: 0.4 x 1/5 + 0.75 x 4/5), and the bank nearly spent.
+    assert agent.choose(battle).message == orders[b].message
+    assert agent.engine.durations[2:] == pytest.approx([75, 75, 325, 325], abs=1)
+    assert agent._banks[battle.battle_tag] == pytest.approx(0.05, abs=0.004)
+    assert agent.extended == 1 and agent.failures == 0
+    assert agent.iteration_counts == [200, 1000]
+    assert agent.latencies == pytest.approx([0.15, 0.80], abs=0.004)
+    # A new battle has nothing saved: an unclear root gets the allowance alone.
+    agent._banks.clear()
+    agent.engine.roots = [unclear] * 2 + [second] * 2
+    agent.choose(battle)
+    assert agent.engine.durations[6:] == pytest.approx([75, 75, 150, 150], abs=1)
+    # The most one decision takes is extend, whatever the bank holds.
+    agent._banks[battle.battle_tag] = 5.0
+    agent.engine.roots = [unclear] * 2 + [second] * 2
+    agent.choose(battle)
+    assert agent.engine.durations[10:] == pytest.approx([75, 75, 400, 400], abs=1)
 
 
 @pytest.mark.slow
@@ -452,7 +480,7 @@ def test_the_extending_engine_agent_beats_random_with_legal_orders():
     made = []
 
     def factory(**options):
-        made.append(make_agent("engine:budget=0.06,extend=0.16,clear=0.1,samples=2"))
+        made.append(make_agent("engine:budget=0.1,extend=0.2,clear=0.1,samples=2"))
         return made[-1]
 
     register_agent("engine_extending", factory)
