@@ -406,12 +406,12 @@ class ScriptedEngine:
     def __init__(self, roots, clock):
         self.roots = list(roots)
         self.clock = clock
-        self.durations: list[int] = []
+        self.given_ms: list[int] = []
 
     def monte_carlo_tree_search(self, state, duration_ms=None, iterations=None, threads=1):
         from types import SimpleNamespace as Result
 
-        self.durations.append(duration_ms)
+        self.given_ms.append(duration_ms)
         self.clock.now += duration_ms / 1000
         visits = self.roots.pop(0)
         ours = [Result(move_choice=n, visits=v, total_score=0.5 * v) for n, v in visits.items()]
@@ -451,12 +451,12 @@ def test_extend_searches_again_where_the_root_is_unclear_with_the_battles_saved_
     # A clear root: the first search alone (0.4 of the 0.5 s allowance, less the 0.05 s
     # margin, shared by two guesses); the 0.35 s left go to the battle's bank.
     assert agent.choose(battle).message == orders[a].message
-    assert agent.engine.durations == pytest.approx([75, 75], abs=1)
+    assert agent.engine.given_ms == pytest.approx([75, 75], abs=1)
     assert agent._banks[battle.battle_tag] == pytest.approx(0.35, abs=0.002)
     # Unclear: fresh guesses until the allowance and the bank run out (0.5 + 0.35 s), the
     # pooled visits' best played (b: 0.4 x 1/5 + 0.75 x 4/5), and the bank nearly spent.
     assert agent.choose(battle).message == orders[b].message
-    assert agent.engine.durations[2:] == pytest.approx([75, 75, 325, 325], abs=1)
+    assert agent.engine.given_ms[2:] == pytest.approx([75, 75, 325, 325], abs=1)
     assert agent._banks[battle.battle_tag] == pytest.approx(0.05, abs=0.004)
     assert agent.extended == 1 and agent.failures == 0
     assert agent.iteration_counts == [200, 1000]
@@ -465,12 +465,12 @@ def test_extend_searches_again_where_the_root_is_unclear_with_the_battles_saved_
     agent._banks.clear()
     agent.engine.roots = [unclear] * 2 + [second] * 2
     agent.choose(battle)
-    assert agent.engine.durations[6:] == pytest.approx([75, 75, 150, 150], abs=1)
+    assert agent.engine.given_ms[6:] == pytest.approx([75, 75, 150, 150], abs=1)
     # The most one decision takes is extend, whatever the bank holds.
     agent._banks[battle.battle_tag] = 5.0
     agent.engine.roots = [unclear] * 2 + [second] * 2
     agent.choose(battle)
-    assert agent.engine.durations[10:] == pytest.approx([75, 75, 400, 400], abs=1)
+    assert agent.engine.given_ms[10:] == pytest.approx([75, 75, 400, 400], abs=1)
 
 
 @pytest.mark.slow
