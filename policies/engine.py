@@ -203,6 +203,8 @@ class EnginePolicy(Policy):
     are :class:`EngineOptions`' fields, as keywords."""
 
     name = "engine"
+    clock = staticmethod(time.perf_counter)
+    """The clock of the decision's deadline, in seconds (a test sets one on the instance)."""
 
     def __init__(self, seed: int | None = None, **options: Any):
         super().__init__(seed)
@@ -226,8 +228,6 @@ class EnginePolicy(Policy):
         """Decisions where the answer to the replies differed from the search's choice."""
         self.extended = 0
         """Decisions searched twice (``extend``: the first search left the root unclear)."""
-        self.clock = time.perf_counter
-        """The clock of the decision's deadline (seconds; tests inject one)."""
         self._banks: dict[str, float] = {}
         """``extend``: each battle's seconds saved by decisions that took less than
         ``budget`` (the latest battles only)."""
