@@ -359,7 +359,7 @@ class EnginePolicy(Policy):
         shares, opponent, iterations = self._search_guesses(battle, dex, belief, budget, started)
         ours = shares if legal is None else {n: v for n, v in shares.items() if n in legal}
         if o.extend:
-            bank = self._banks.pop(battle.battle_tag, 0.0)
+            bank = self._banks.get(battle.battle_tag, 0.0)  # kept if the search fails
             allowed = min(o.extend, o.budget + max(0.0, bank))
             if not root_is_clear(ours, o.clear) and seconds_left(allowed, started, self.clock()):
                 self.extended += 1
@@ -367,6 +367,7 @@ class EnginePolicy(Policy):
                 shares = pooled(shares, iterations, more[0], more[2])
                 opponent = pooled(opponent, iterations, more[1], more[2])
                 iterations += more[2]
+            self._banks.pop(battle.battle_tag, None)  # the latest battle last
             self._banks[battle.battle_tag] = bank + o.budget - (self.clock() - started)
             while len(self._banks) > 16:  # battles long over
                 del self._banks[next(iter(self._banks))]
