@@ -118,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=700)
     parser.add_argument("--format", default="gen9randombattle", choices=["gen9randombattle"],
                         help="random battles only: the sets' EVs and IVs are theirs")  # fmt: skip
-    parser.add_argument("--agent", default="", help="engine options for both, e.g. budget=0.5")
+    parser.add_argument("--agent", default="", help="engine options for both engines, e.g. "
+                        "budget=0.5 (with --opponent, for the told one: give the paired run "
+                        "the same)")  # fmt: skip
     parser.add_argument("--told", choices=TOLD_PARTS, default="all",
                         help="all: the whole true team; seen: the true sets of the Pokémon "
                         "seen; unseen: the true Pokémon not seen yet")  # fmt: skip

@@ -43,7 +43,7 @@ def clustered_mean_interval(
     """The mean of ``values`` with a normal interval (default 95 %) whose standard error
     is robust to correlation inside each cluster (the turns of one battle, say): the
     sandwich estimate over cluster totals, with the small-sample factor G / (G - 1) for G
-    clusters. One cluster or none gives an interval of zero width (nothing to measure the
+    clusters. A single cluster gives an interval of zero width (nothing to measure the
     spread between clusters with).
 
     Raises:
