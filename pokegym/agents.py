@@ -92,13 +92,15 @@ def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def split_agent_specs(text: str) -> list[str]:
-    """Split ``a,b:x=1,y=2,c`` into specs: a comma followed by ``key=value`` (no colon)
-    continues the previous agent's options."""
+    """Split ``a,b:x=1,y=2,c`` into specs: a comma followed by ``key=value`` (no colon
+    before the ``=``; the value may hold one, as a URL does) continues the previous
+    agent's options."""
     specs: list[str] = []
     for token in (t.strip() for t in text.split(",")):
         if not token:
             continue
-        if specs and "=" in token and ":" not in token:
+        key, eq, _ = token.partition("=")
+        if specs and eq and ":" not in key:
             specs[-1] += "," + token
         else:
             specs.append(token)

@@ -133,6 +133,13 @@ def test_mirror_ou_and_outputs(tmp_path):
 
 def test_agent_spec_splitting_and_bad_configs():
     assert split_agent_specs("a,b:x=1,y=2,c") == ["a", "b:x=1,y=2", "c"]
+    # a value may hold a colon (a URL): it stays the previous agent's option
+    url = "pokellmon:model=openai,model_base_url=http://127.0.0.1:8000/v1"
+    assert split_agent_specs(url + ",one_step") == [url, "one_step"]
+    assert split_agent_specs("engine:budget=0.9,b:x=http://h:1") == [
+        "engine:budget=0.9",
+        "b:x=http://h:1",
+    ]
     with pytest.raises(ValueError, match="unique"):
         run_arena(ArenaConfig(agents=["random", "random"]))
     with pytest.raises(KeyError):
