@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from poke_env.battle import SideCondition, Status
+from poke_env.battle import Effect, SideCondition, Status
 
 from pokegym.agents import make_agent, register_agent
 from pokegym.arena import ArenaConfig, run_arena
 from pokegym.errors import AgentOptionError, EngineMissingError
 from pokegym.world.data import load_dex, to_id
+from pokegym.world.history import weather_turns_left
 from pokegym.world.priors import belief_for
 from pokegym.world.state import STATUS_IDS
 from policies.core import engine_state as es
@@ -172,6 +173,16 @@ class Checking:
         weather = next(iter(battle.weather), None)
         if es.WEATHER_NAMES.get(weather, "none") != str(state.weather).lower():
             bad(f"{turn}: weather {state.weather} != {battle.weather}")
+        if weather is not None and state.weather_turns_remaining != weather_turns_left(battle):
+            bad(f"{turn}: weather turns {state.weather_turns_remaining} != "
+                f"{weather_turns_left(battle)}")  # fmt: skip
+        for side, mon, engine_mon in ((ours, active, first), (theirs, foe, second)):
+            if side.side_conditions.protect != mon.protect_counter:
+                bad(f"{turn}: protect streak {side.side_conditions.protect} != "
+                    f"{mon.protect_counter}")  # fmt: skip
+            whole = engine_mon.maxhp // 4 if Effect.SUBSTITUTE in mon.effects else 0
+            if side.substitute_health != whole:
+                bad(f"{turn}: Substitute {side.substitute_health} HP, not {whole}")
         try:
             options = pe_module().monte_carlo_tree_search(state, iterations=30)
         except BaseException as error:  # the engine panics as a BaseException
@@ -248,6 +259,57 @@ def test_the_engine_state_matches_a_recorded_battle_at_every_request():
     assert checker.states >= 20, checker.states
     assert not checker.problems, "\n".join(checker.problems[:20])
     assert checker.options_mapped >= checker.states
+
+
+def _recorded_decision():
+    """A request of the recorded random battle after turn 3 with both actives out, and
+    the belief's modal guess for it."""
+    for battle, _requests in _recorded_views():
+        if battle.turn >= 3 and battle.available_moves and battle.opponent_active_pokemon:
+            belief = belief_for(battle)
+            return battle, belief.modal_determinization()
+    raise AssertionError("no request with moves after turn 3")
+
+
+def test_the_opponents_protect_streak_substitute_yawn_and_choice_lock_reach_the_engine():
+    battle, guess = _recorded_decision()
+    dex = load_dex(battle.gen)
+    foe = battle.opponent_active_pokemon
+    free = es.engine_state(battle, dex, guess)
+    assert free.side_two.side_conditions.protect == 0
+    assert free.side_two.substitute_health == 0
+    assert not any(m.disabled for m in free.side_two.pokemon[0].moves if m.id != "none")
+    foe.moved("protect")
+    foe.moved("protect")  # two successful protections in a row
+    foe.start_effect("Substitute")
+    foe.start_effect("Yawn")
+    state = es.engine_state(battle, dex, guess)
+    engine_foe = state.side_two.pokemon[0]
+    assert state.side_two.side_conditions.protect == 2
+    # a whole Substitute: a quarter of the engine's max HP (stat points, not poke-env's 100)
+    assert engine_foe.maxhp > 100 and state.side_two.substitute_health == engine_foe.maxhp // 4
+    assert "yawn" in {str(v).lower() for v in state.side_two.volatile_statuses}
+    assert state.side_two.volatile_status_durations.yawn == 1  # it falls asleep this turn
+    # a Choice item: after a move, the others are barred as the engine's own lock bars them
+    moves = [m.id for m in engine_foe.moves if m.id != "none"]
+    foe.item = "choicescarf"
+    foe.moved(moves[1])
+    locked = es.engine_state(battle, dex, guess).side_two.pokemon[0]
+    assert [m.id for m in locked.moves if not m.disabled and m.id != "none"] == [moves[1]]
+    foe.item = "leftovers"
+    unlocked = es.engine_state(battle, dex, guess).side_two.pokemon[0]
+    assert not any(m.disabled for m in unlocked.moves if m.id != "none")
+
+
+def test_a_move_barred_only_twice_in_a_row_stays_open_to_the_engine():
+    from poke_env.battle import Pokemon
+
+    tinkaton = Pokemon(gen=9, species="tinkaton")
+    tinkaton.moved("gigatonhammer")
+    assert es._once_in_a_row(tinkaton, "gigatonhammer")
+    tinkaton.moved("playrough")
+    assert not es._once_in_a_row(tinkaton, "gigatonhammer")
+    assert not es._once_in_a_row(tinkaton, "playrough")  # any other move: the request says
 
 
 def _recorded_views():

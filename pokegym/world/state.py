@@ -21,6 +21,7 @@ from poke_env.battle import AbstractBattle, Field, Pokemon, SideCondition, Statu
 
 from pokegym.hp import hp_fraction
 from pokegym.world.data import Dex, to_id
+from pokegym.world.history import weather_turns_left
 from pokegym.world.sets import PokemonSet, compute_stats
 
 BOOSTS = ("atk", "def", "spa", "spd", "spe", "accuracy", "evasion")
@@ -428,7 +429,7 @@ def state_from_battle(
     state = BattleState(sides=[own, opp], gen=battle.gen, turn=battle.turn)
     for weather, start in battle.weather.items():
         state.weather = WEATHER_IDS.get(weather, "")
-        state.weather_turns = _turns_left(start, battle.turn)
+        state.weather_turns = weather_turns_left(battle) or _turns_left(start, battle.turn)
     for field_effect, start in battle.fields.items():
         if field_effect in TERRAIN_IDS:
             state.terrain = TERRAIN_IDS[field_effect]

@@ -38,6 +38,7 @@ from poke_env.battle import Pokemon as BattlePokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 
 from pokegym.world.data import Dex, to_id
+from pokegym.world.history import moved_this_turn, turns_asleep, weather_turns_left
 from pokegym.world.move_effects import WEATHER_ROCKS
 from pokegym.world.sets import PokemonSet, compute_stats
 from pokegym.world.state import MonState, default_set, opponent_mon_state, own_mon_state
@@ -90,6 +91,8 @@ COUNTED = {"confusion": Effect.CONFUSION, "encore": Effect.ENCORE, "taunt": Effe
 COUNTED_MAX = {"confusion": 3, "encore": 1, "taunt": 2, "yawn": 1, "slowstart": 5,
                "lockedmove": 1}  # fmt: skip
 SCREEN_TURNS = 5
+CHOICE_ITEMS = frozenset({"choiceband", "choicespecs", "choicescarf"})
+ONCE_IN_A_ROW = frozenset({"gigatonhammer", "bloodmoon"})
 MAX_SLEEP_TURNS = 3
 TEAM_SIZE = 6
 
@@ -172,11 +175,13 @@ def _pp_of(mon: BattlePokemon) -> dict[str, int]:
 
 # ------------------------------------------------------------------ sides
 def _side_conditions(pe: Any, conditions: Mapping[SideCondition, int], turn: int,
-                     toxic_count: int) -> Any:  # fmt: skip
+                     toxic_count: int, protect: int = 0) -> Any:  # fmt: skip
     def left(start: int, duration: int = SCREEN_TURNS) -> int:
         return max(1, duration - max(0, turn - int(start)))
 
-    values: dict[str, int] = {"toxic_count": toxic_count}
+    # ``protect``: the active Pokémon's successful protections in a row (the engine's
+    # chance that one more works is 1/3 to that power)
+    values: dict[str, int] = {"toxic_count": toxic_count, "protect": protect}
     for condition, value in conditions.items():
         if condition is SideCondition.STEALTH_ROCK:
             values["stealth_rock"] = 1
@@ -210,6 +215,8 @@ def _volatiles(active: BattlePokemon | None) -> tuple[set[str], dict[str, int]]:
                  for name, e in COUNTED.items() if e in effects}  # fmt: skip
     if "slowstart" in durations:  # the engine counts Slow Start's turns down
         durations["slowstart"] = max(1, 5 - durations["slowstart"])
+    if "yawn" in durations:  # poke-env does not count it; one end of turn has passed since
+        durations["yawn"] = 1
     return names, durations
 
 
@@ -233,16 +240,17 @@ def _side(
         durations.pop("encore", None)
     boosts = active.boosts if active is not None else {}
     toxic = int(active.status_counter) if active is not None and active.status is Status.TOX else 0
-    substitute = 0
-    if "substitute" in names and active is not None:
-        substitute = int((active.max_hp or 100) / 4) if active.max_hp else 25
+    protect = int(active.protect_counter) if active is not None else 0
     pokemon = list(pokemon[:TEAM_SIZE])
+    # a whole Substitute (its damage is not shown): a quarter of the engine's max HP,
+    # which for the opponent is in stat points where poke-env's is a percentage
+    substitute = int(pokemon[active_index].maxhp) // 4 if "substitute" in names else 0
     while len(pokemon) < TEAM_SIZE:
         pokemon.append(pe.Pokemon(id="none", level=1, hp=0, maxhp=1))
     return pe.Side(
         pokemon=pokemon,
         active_index=str(active_index),
-        side_conditions=_side_conditions(pe, conditions, turn, toxic),
+        side_conditions=_side_conditions(pe, conditions, turn, toxic, protect),
         volatile_statuses=names,
         volatile_status_durations=pe.VolatileStatusDurations(**durations),
         substitute_health=substitute,
@@ -276,10 +284,7 @@ def _active_first(mons: list[BattlePokemon]) -> list[BattlePokemon]:
 
 
 def _opponent_moved_this_turn(battle: AbstractBattle) -> bool:
-    role = battle.opponent_role or "p2"
-    observation = getattr(battle, "current_observation", None)
-    events = getattr(observation, "events", None) or []
-    return any(len(e) > 2 and e[1] == "move" and str(e[2]).startswith(role) for e in events)
+    return bool(moved_this_turn(battle, battle.opponent_role or "p2"))
 
 
 def unseen_opponents(
@@ -373,9 +378,10 @@ def engine_state(
         state = own_mon_state(dex, mon)
         disabled: Sequence[str] = ()
         if mon.active and available and not battle.force_switch:
-            disabled = [m for m in state.moves if m not in available]
+            disabled = [m for m in state.moves
+                        if m not in available and not _once_in_a_row(mon, m)]  # fmt: skip
         our_pokemon.append(engine_pokemon(pe, dex, state, pp=_pp_of(mon), disabled=disabled,
-                                          **_sleep(mon)))  # fmt: skip
+                                          **_sleep(battle, mon)))  # fmt: skip
     our_active = next((m for m in ours if m.active), None)
     force_switch = bool(battle.force_switch) and our_active is not None and not our_active.fainted
     our_lead, their_lead = leads or (0, 0)
@@ -395,8 +401,10 @@ def engine_state(
         disabled: Sequence[str] = ()
         if reply and mon.active:
             disabled, trapped = _reply_restriction(reply, state.moves[:4])
+        elif mon.active:
+            disabled = _choice_lock(mon, state.item, state.moves[:4])
         their_pokemon.append(engine_pokemon(pe, dex, state, pp=_pp_of(mon), disabled=disabled,
-                                            **_sleep(mon)))  # fmt: skip
+                                            **_sleep(battle, mon)))  # fmt: skip
     for pset in unseen:
         their_pokemon.append(engine_pokemon(pe, dex, _unseen_mon(dex, pset)))
     their_active = next((m for m in theirs if m.active), None)
@@ -409,7 +417,7 @@ def engine_state(
     weather, weather_turns = "none", 0
     for w, start in battle.weather.items():
         weather = WEATHER_NAMES.get(w, "none")
-        weather_turns = max(1, 5 - max(0, battle.turn - int(start)))
+        weather_turns = weather_turns_left(battle) or max(1, 5 - max(0, battle.turn - int(start)))
     terrain, terrain_turns, trick_room, trick_room_turns = "none", 0, False, 0
     for f, start in battle.fields.items():
         left = max(1, 5 - max(0, battle.turn - int(start)))
@@ -431,6 +439,27 @@ def engine_state(
         trick_room_turns_remaining=trick_room_turns,
         team_preview=False,
     )
+
+
+def _last_used(mon: BattlePokemon) -> str | None:
+    return next((to_id(m) for m, move in mon.moves.items() if move.is_last_used), None)
+
+
+def _once_in_a_row(mon: BattlePokemon, move: str) -> bool:
+    """Whether ``move`` is out of this request only because ``mon`` used it last and it
+    cannot be used twice in a row (Gigaton Hammer, Blood Moon): the engine applies that
+    rule itself each turn, where a disabled flag would last the whole search."""
+    return move in ONCE_IN_A_ROW and _last_used(mon) == move
+
+
+def _choice_lock(mon: BattlePokemon, item: str | None, moves: Sequence[str]) -> list[str]:
+    """The moves an opponent's Choice item bars: all but the one it used last since it
+    came in (none before it has moved, or for another item), as the engine's own lock
+    disables them."""
+    last = _last_used(mon)
+    if to_id(item or "") not in CHOICE_ITEMS or last is None or last not in moves:
+        return []
+    return [m for m in moves if m != last]
 
 
 def _reply_restriction(reply: str, moves: Sequence[str]) -> tuple[list[str], bool]:
@@ -462,13 +491,13 @@ def lead_field(ours: Any, theirs: Any) -> tuple[str, int, str, int]:
     return weather, weather_turns, terrain, terrain_turns
 
 
-def _sleep(mon: BattlePokemon) -> dict[str, int]:
+def _sleep(battle: AbstractBattle, mon: BattlePokemon) -> dict[str, int]:
     """The engine's sleep counters: a Pokémon that knows Rest slept by it (it wakes after
     two turns asleep), any other counts its turns asleep (at most the three a sleep
     lasts in these generations)."""
     if mon.status is not Status.SLP:
         return {}
-    asleep = int(mon.status_counter)
+    asleep = turns_asleep(battle, mon)
     if "rest" in {to_id(m) for m in mon.moves}:
         return {"rest_turns": min(3, max(1, 3 - asleep))}
     return {"sleep_turns": min(MAX_SLEEP_TURNS, asleep)}

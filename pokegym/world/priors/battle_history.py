@@ -8,19 +8,9 @@ from __future__ import annotations
 
 from poke_env.battle import AbstractBattle
 
+from pokegym.world.history import battle_events
 from pokegym.world.priors.protocol import DamageEvent, ObservedTurnOrder, ProtocolTracker
 from pokegym.world.priors.turn_order import TurnOrder
-
-
-def battle_events(battle: AbstractBattle) -> list[list[str]]:
-    """The protocol messages the battle object kept, split into fields."""
-    events = getattr(battle, "_replay_data", None)
-    if events is None:
-        raise TypeError(
-            "This battle object keeps no protocol history (poke-env's `_replay_data`); "
-            "feed the protocol lines to a ProtocolTracker instead."
-        )
-    return events  # type: ignore[no-any-return]
 
 
 def resolve_order(

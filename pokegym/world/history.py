@@ -1,0 +1,116 @@
+"""Counters of a battle read from its protocol history, where poke-env's own run wrong.
+
+poke-env keeps every message of a battle (``battle._replay_data``, read through
+:func:`battle_events`), but three of the counters
+it derives from them do not mean what a battle model needs:
+
+- the weather's start turn moves to the current turn at each ``|-weather|...|[upkeep]``
+  message, which Showdown sends at the end of every turn the weather goes on, so
+  ``turn - start`` is 0 or 1 however long it has lasted (:func:`weather_turns_left`);
+- the sleep counter of a Pokémon that used Rest while badly poisoned goes on from the
+  Toxic count, and a turn asleep that calls Sleep Talk counts twice
+  (:func:`turns_asleep`);
+- it keeps no record of what happened earlier in the current turn
+  (:func:`moved_this_turn`).
+
+Each function falls back to poke-env's counter (or says None) for a battle object
+without the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from poke_env.battle import AbstractBattle
+from poke_env.battle import Pokemon as BattlePokemon
+
+from pokegym.showdown.protocol import parse_message, pokemon_ident
+
+WEATHER_TURNS = 5
+"""Turns a weather lasts without its rock (Rain Dance, Drizzle, ...)."""
+
+
+def battle_events(battle: AbstractBattle) -> list[list[str]]:
+    """The protocol messages the battle object kept, split into fields."""
+    events = getattr(battle, "_replay_data", None)
+    if events is None:
+        raise TypeError(
+            "This battle object keeps no protocol history (poke-env's `_replay_data`); "
+            "feed the protocol lines to a ProtocolTracker instead."
+        )
+    return events  # type: ignore[no-any-return]
+
+
+def _events(battle: AbstractBattle) -> Sequence[Sequence[str]] | None:
+    try:
+        return battle_events(battle)
+    except TypeError:  # a battle object that keeps no history
+        return None
+
+
+def weather_turns_left(battle: AbstractBattle, duration: int = WEATHER_TURNS) -> int | None:
+    """The turns the current weather has left (at least 1) as the game counts them:
+    ``duration`` less the ends of turn it has gone on through since it started, which
+    Showdown marks with one ``[upkeep]`` message each. None without weather or history."""
+    events = _events(battle)
+    if not battle.weather or events is None:
+        return None
+    upkeeps = 0
+    for event in reversed(events):
+        message = parse_message(event)
+        if message is None or message.kind != "-weather" or not message.args:
+            continue
+        if "[upkeep]" in message.tags:
+            upkeeps += 1
+        elif message.args[0].lower() == "none":
+            return None  # ended since: poke-env's dict would be empty
+        else:
+            return max(1, duration - upkeeps)
+    return max(1, duration - upkeeps)
+
+
+def _key(battle: AbstractBattle, mon: BattlePokemon) -> str | None:
+    for team in (battle.team, battle.opponent_team):
+        for key, other in team.items():
+            if other is mon:
+                return key
+    return None
+
+
+def turns_asleep(battle: AbstractBattle, mon: BattlePokemon) -> int:
+    """The turns ``mon`` has spent asleep since it fell asleep: each turn it tried to
+    act (a ``cant ... slp`` message, or a move of its own such as Sleep Talk, not one
+    that move called). poke-env's counter without history."""
+    events = _events(battle)
+    key = _key(battle, mon)
+    if events is None or key is None:
+        return int(mon.status_counter)
+    turns = 0
+    for event in reversed(events):
+        message = parse_message(event)
+        if message is None or not message.args or pokemon_ident(message.args[0]) != key:
+            continue
+        if message.kind == "-status" and len(message.args) > 1 and message.args[1] == "slp":
+            return turns
+        if message.kind == "cant" and len(message.args) > 1 and message.args[1] == "slp":
+            turns += 1
+        elif message.kind == "move" and not any(t.startswith("[from]") for t in message.tags):
+            turns += 1
+    return int(mon.status_counter)  # asleep from before the history (a team file's status)
+
+
+def moved_this_turn(battle: AbstractBattle, role: str) -> bool | None:
+    """Whether a Pokémon of ``role`` (``"p1"``/``"p2"``) used a move since the current
+    turn began; None without history."""
+    events = _events(battle)
+    if events is None:
+        return None
+    for event in reversed(events):
+        message = parse_message(event)
+        if message is None:
+            continue
+        if message.kind == "turn":
+            return False
+        if message.kind == "move" and message.args and message.args[0].startswith(role):
+            return True
+    return False
