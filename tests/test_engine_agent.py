@@ -299,6 +299,18 @@ def test_the_opponents_protect_streak_substitute_yawn_and_choice_lock_reach_the_
     foe.item = "leftovers"
     unlocked = es.engine_state(battle, dex, guess).side_two.pokemon[0]
     assert not any(m.disabled for m in unlocked.moves if m.id != "none")
+    # a Wish used last turn heals half its user's max HP at this turn's end
+    assert tuple(state.side_two.wish) == (0, 0)
+    ident = next(key for key, mon in battle.opponent_team.items() if mon is foe)
+    name = ident.split(": ", 1)[1]
+    for line in (
+        f"|move|{ident[:2]}a: {name}|Wish|{ident[:2]}a: {name}",
+        f"|turn|{battle.turn + 1}",
+    ):
+        battle.parse_message(line.split("|"))
+    wished = es.engine_state(battle, dex, guess)
+    assert tuple(wished.side_two.wish) == (1, wished.side_two.pokemon[0].maxhp // 2)
+    assert tuple(wished.side_one.wish) == (0, 0)
 
 
 def test_a_move_barred_only_twice_in_a_row_stays_open_to_the_engine():

@@ -7,7 +7,12 @@ import logging
 
 from poke_env.battle import Battle
 
-from pokegym.world.history import moved_this_turn, turns_asleep, weather_turns_left
+from pokegym.world.history import (
+    moved_this_turn,
+    pending_wish,
+    turns_asleep,
+    weather_turns_left,
+)
 
 LEADS = """|player|p1|alice|1|
 |player|p2|bob|2|
@@ -81,9 +86,26 @@ def test_moved_this_turn_reads_only_the_current_turn():
     assert moved_this_turn(battle, "p1") is False
 
 
+def test_a_wish_is_pending_from_the_turn_after_it_until_it_heals():
+    wish = "|move|p2a: Snorlax|Wish|p2a: Snorlax"
+    battle = _battle(LEADS, wish)
+    assert pending_wish(battle, "p2") is None  # this turn's Wish heals next turn's end
+    battle = _battle(LEADS, wish + "\n|turn|2")
+    assert pending_wish(battle, "p2") == "p2: Snorlax"
+    assert pending_wish(battle, "p1") is None
+    battle.parse_message("|move|p1a: Pelipper|U-turn|p2a: Snorlax".split("|"))
+    assert pending_wish(battle, "p2") == "p2: Snorlax"  # mid-turn: still to come
+    for line in ("|-heal|p2a: Snorlax|100/100|[from] move: Wish|[wisher] Snorlax", "|turn|3"):
+        battle.parse_message(line.split("|"))
+    assert pending_wish(battle, "p2") is None
+    battle = _battle(LEADS, wish + "\n|turn|2\n|turn|3")
+    assert pending_wish(battle, "p2") is None  # healed or failed: it is two turns old
+
+
 def test_a_battle_object_without_history_falls_back():
     class Bare:
         weather = {"rain": 1}
 
     assert weather_turns_left(Bare()) is None
     assert moved_this_turn(Bare(), "p1") is None
+    assert pending_wish(Bare(), "p1") is None

@@ -11,7 +11,7 @@ it derives from them do not mean what a battle model needs:
   Toxic count, and a turn asleep that calls Sleep Talk counts twice
   (:func:`turns_asleep`);
 - it keeps no record of what happened earlier in the current turn
-  (:func:`moved_this_turn`).
+  (:func:`moved_this_turn`), nor of a Wish waiting to heal (:func:`pending_wish`).
 
 Each function falls back to poke-env's counter (or says None) for a battle object
 without the history.
@@ -114,3 +114,28 @@ def moved_this_turn(battle: AbstractBattle, role: str) -> bool | None:
         if message.kind == "move" and message.args and message.args[0].startswith(role):
             return True
     return False
+
+
+def pending_wish(battle: AbstractBattle, role: str) -> str | None:
+    """The identifier (``"p1: Vaporeon"``, poke-env's team key) of the Pokémon of
+    ``role`` whose Wish heals at the end of this turn: used last turn, not healed yet.
+    None when there is none, or no history."""
+    events = _events(battle)
+    if events is None:
+        return None
+    turns = 0
+    for event in reversed(events):
+        message = parse_message(event)
+        if message is None:
+            continue
+        if message.kind == "turn":
+            turns += 1
+            if turns > 1:
+                return None
+        elif (message.kind == "move" and len(message.args) > 1 and message.args[1] == "Wish"
+              and message.args[0].startswith(role) and turns == 1):  # fmt: skip
+            return pokemon_ident(message.args[0])
+        elif (message.kind == "-heal" and message.args and message.args[0].startswith(role)
+              and "wish" in message.sources()):  # fmt: skip
+            return None
+    return None

@@ -38,7 +38,12 @@ from poke_env.battle import Pokemon as BattlePokemon
 from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 
 from pokegym.world.data import Dex, to_id
-from pokegym.world.history import moved_this_turn, turns_asleep, weather_turns_left
+from pokegym.world.history import (
+    moved_this_turn,
+    pending_wish,
+    turns_asleep,
+    weather_turns_left,
+)
 from pokegym.world.move_effects import WEATHER_ROCKS
 from pokegym.world.sets import PokemonSet, compute_stats
 from pokegym.world.state import MonState, default_set, opponent_mon_state, own_mon_state
@@ -232,6 +237,7 @@ def _side(
     force_trapped: bool = False,
     slow_uturn_move: bool = False,
     active_index: int = 0,
+    wish: int = 0,
 ) -> Any:
     names, durations = _volatiles(active)
     last_used = _last_used_move(active, active_moves)
@@ -265,6 +271,7 @@ def _side(
         force_trapped=force_trapped,
         slow_uturn_move=slow_uturn_move,
         last_used_move=last_used,
+        wish=(1, wish) if wish else (0, 0),  # heals ``wish`` HP at this turn's end
     )
 
 
@@ -389,7 +396,8 @@ def engine_state(
                      [m.id for m in our_pokemon[our_lead].moves],
                      force_switch=force_switch,
                      force_trapped=bool(battle.trapped) and not battle.force_switch,
-                     active_index=our_lead)  # fmt: skip
+                     active_index=our_lead,
+                     wish=_wish(battle, battle.player_role or "p1", ours, our_pokemon))  # fmt: skip
 
     theirs = _active_first(_seen_opponents(battle))
     their_pokemon = []
@@ -412,7 +420,9 @@ def engine_state(
     waiting = force_switch and not _opponent_moved_this_turn(battle)
     side_two = _side(pe, their_pokemon, their_active, battle.opponent_side_conditions,
                      battle.turn, their_moves, slow_uturn_move=waiting,
-                     force_trapped=trapped, active_index=their_lead)  # fmt: skip
+                     force_trapped=trapped, active_index=their_lead,
+                     wish=_wish(battle, battle.opponent_role or "p2", theirs,
+                                their_pokemon))  # fmt: skip
 
     weather, weather_turns = "none", 0
     for w, start in battle.weather.items():
@@ -439,6 +449,17 @@ def engine_state(
         trick_room_turns_remaining=trick_room_turns,
         team_preview=False,
     )
+
+
+def _wish(battle: AbstractBattle, role: str, mons: Sequence[BattlePokemon],
+          pokemon: Sequence[Any]) -> int:  # fmt: skip
+    """The HP a Wish of ``role``'s side heals at this turn's end (half its user's max
+    HP, in the engine's points); 0 for none."""
+    wisher = pending_wish(battle, role)
+    team = battle.team if role == (battle.player_role or "p1") else battle.opponent_team
+    user = team.get(wisher) if wisher else None
+    index = next((i for i, mon in enumerate(mons) if mon is user), None)
+    return int(pokemon[index].maxhp) // 2 if index is not None else 0
 
 
 def _last_used(mon: BattlePokemon) -> str | None:
