@@ -126,7 +126,16 @@ def _recorded() -> dict[str, Any]:
     return {case["name"]: case for case in json.loads(RECORDING.read_text())}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+# `make setup` exports the game data of the generations with priors (8 and 9); another
+# generation's is exported through Node on first use, which the fast tier does not start.
+BUILT_GENS = (8, 9)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c if c[1] in BUILT_GENS else pytest.param(c, marks=pytest.mark.slow) for c in CASES],
+    ids=[c[0] for c in CASES],
+)
 def test_the_rule_gives_showdowns_numbers(case):
     name, gen, p1, p2, options = case
     recorded = _recorded()[name]
