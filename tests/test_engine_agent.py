@@ -311,6 +311,22 @@ def test_the_opponents_protect_streak_substitute_yawn_and_choice_lock_reach_the_
     wished = es.engine_state(battle, dex, guess)
     assert tuple(wished.side_two.wish) == (1, wished.side_two.pokemon[0].maxhp // 2)
     assert tuple(wished.side_one.wish) == (0, 0)
+    # locked into Outrage: trapped, its other moves barred, the turns counted
+    ours = next(key for key, mon in battle.team.items() if mon.active).replace(": ", "a: ", 1)
+    for line in (f"|move|{ident[:2]}a: {name}|Outrage|{ours}", f"|turn|{battle.turn + 1}"):
+        battle.parse_message(line.split("|"))
+    locked = es.engine_state(battle, dex, guess)
+    outraging = locked.side_two.pokemon[0]
+    assert "lockedmove" in {str(v).lower() for v in locked.side_two.volatile_statuses}
+    assert locked.side_two.volatile_status_durations.lockedmove == 1
+    assert [m.id for m in outraging.moves if not m.disabled and m.id != "none"] == ["outrage"]
+    again = f"|move|{ident[:2]}a: {name}|Outrage|{ours}|[from] lockedmove"
+    for line in (again, f"|turn|{battle.turn + 1}"):
+        battle.parse_message(line.split("|"))
+    last_turn = es.engine_state(battle, dex, guess)
+    assert last_turn.side_two.volatile_status_durations.lockedmove == 2
+    result = pe_module().monte_carlo_tree_search(last_turn, iterations=200)
+    assert {_option_name(o.move_choice) for o in result.side_two} <= {"outrage", "outrage-tera"}
 
 
 def test_a_move_barred_only_twice_in_a_row_stays_open_to_the_engine():

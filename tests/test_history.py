@@ -8,6 +8,7 @@ import logging
 from poke_env.battle import Battle
 
 from pokegym.world.history import (
+    locked_move_uses,
     moved_this_turn,
     pending_wish,
     turns_asleep,
@@ -26,7 +27,7 @@ REST = """|move|p2a: Snorlax|Rest|p2a: Snorlax
 |turn|2"""
 SLEEP_TALK = """|move|p1a: Pelipper|Hurricane|p2a: Snorlax
 |move|p2a: Snorlax|Sleep Talk|p2a: Snorlax
-|move|p2a: Snorlax|Body Slam|p1a: Pelipper|[from]move: Sleep Talk
+|move|p2a: Snorlax|Body Slam|p1a: Pelipper|[from] move: Sleep Talk
 |-weather|RainDance|[upkeep]
 |turn|3"""
 
@@ -102,6 +103,25 @@ def test_a_wish_is_pending_from_the_turn_after_it_until_it_heals():
     assert pending_wish(battle, "p2") is None  # healed or failed: it is two turns old
 
 
+def test_an_outrage_lock_counts_its_turns_until_fatigue_or_a_switch():
+    dragon = LEADS.replace("Snorlax|Snorlax, L80, M", "Dragonite|Dragonite, L74, M")
+    first = "|move|p2a: Dragonite|Outrage|p1a: Pelipper\n|turn|2"
+    again = "|move|p2a: Dragonite|Outrage|p1a: Pelipper|[from] lockedmove\n|turn|3"
+    assert locked_move_uses(_battle(dragon), "p2") == 0
+    assert locked_move_uses(_battle(dragon, first), "p2") == 1
+    assert locked_move_uses(_battle(dragon, first, again), "p2") == 2
+    assert locked_move_uses(_battle(dragon, first, again), "p1") == 0
+    tired = "|move|p2a: Dragonite|Outrage|p1a: Pelipper|[from] lockedmove\n" \
+            "|-start|p2a: Dragonite|confusion|[fatigue]\n|turn|3"  # fmt: skip
+    assert locked_move_uses(_battle(dragon, first, tired), "p2") == 0
+    stopped = "|cant|p2a: Dragonite|par\n|turn|3"
+    assert locked_move_uses(_battle(dragon, first, stopped), "p2") == 0
+    other = "|move|p2a: Dragonite|Extreme Speed|p1a: Pelipper\n|turn|2"
+    assert locked_move_uses(_battle(dragon, other), "p2") == 0
+    old = "|move|p2a: Dragonite|Outrage|p1a: Pelipper\n|turn|2\n|turn|3"
+    assert locked_move_uses(_battle(dragon, old), "p2") == 0  # nothing since: not a lock
+
+
 def test_a_battle_object_without_history_falls_back():
     class Bare:
         weather = {"rain": 1}
@@ -109,3 +129,4 @@ def test_a_battle_object_without_history_falls_back():
     assert weather_turns_left(Bare()) is None
     assert moved_this_turn(Bare(), "p1") is None
     assert pending_wish(Bare(), "p1") is None
+    assert locked_move_uses(Bare(), "p1") == 0

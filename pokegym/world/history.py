@@ -11,7 +11,9 @@ it derives from them do not mean what a battle model needs:
   Toxic count, and a turn asleep that calls Sleep Talk counts twice
   (:func:`turns_asleep`);
 - it keeps no record of what happened earlier in the current turn
-  (:func:`moved_this_turn`), nor of a Wish waiting to heal (:func:`pending_wish`).
+  (:func:`moved_this_turn`), of a Wish waiting to heal (:func:`pending_wish`), or of a
+  Pokémon locked into Outrage (:func:`locked_move_uses`: Showdown sends no ``-start``
+  for the lock, so poke-env's ``LOCKED_MOVE`` effect never appears).
 
 Each function falls back to poke-env's counter (or says None) for a battle object
 without the history.
@@ -25,7 +27,10 @@ from poke_env.battle import AbstractBattle
 from poke_env.battle import Pokemon as BattlePokemon
 
 from pokegym.showdown.protocol import parse_message, pokemon_ident
+from pokegym.world.data import to_id
 
+LOCKING_MOVES = frozenset({"outrage", "petaldance", "thrash", "ragingfury"})
+"""Moves that lock their user in for two or three turns, then confuse it."""
 WEATHER_TURNS = 5
 """Turns a weather lasts without its rock (Rain Dance, Drizzle, ...)."""
 
@@ -139,3 +144,36 @@ def pending_wish(battle: AbstractBattle, role: str) -> str | None:
               and "wish" in message.sources()):  # fmt: skip
             return None
     return None
+
+
+def locked_move_uses(battle: AbstractBattle, role: str) -> int:
+    """How many turns in a row the active Pokémon of ``role`` has used a move that locks
+    it in (Outrage, Petal Dance, Thrash, Raging Fury), the last one this turn or last
+    turn, while the lock holds: 0 when it is not locked (it switched, was stopped, or
+    the lock ended in fatigue), or without history."""
+    events = _events(battle)
+    if events is None:
+        return 0
+    uses = turns = 0
+    for event in reversed(events):
+        message = parse_message(event)
+        if message is None:
+            continue
+        if message.kind == "turn":
+            turns += 1
+            if turns > 1 and uses == 0:
+                return 0  # its last move is older than last turn
+            continue
+        if not message.args or not message.args[0].startswith(role):
+            continue
+        if message.kind in ("switch", "drag", "cant"):
+            return uses
+        if message.kind == "-start" and "[fatigue]" in message.tags:
+            return 0  # the lock ended in fatigue
+        if message.kind == "move" and len(message.args) > 1:
+            if to_id(message.args[1]) not in LOCKING_MOVES:
+                return uses
+            uses += 1
+            if not any(to_id(tag.removeprefix("[from]")) == "lockedmove" for tag in message.tags):
+                return uses  # the first turn of the lock
+    return uses

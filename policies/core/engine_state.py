@@ -39,6 +39,7 @@ from poke_env.player.battle_order import BattleOrder, SingleBattleOrder
 
 from pokegym.world.data import Dex, to_id
 from pokegym.world.history import (
+    locked_move_uses,
     moved_this_turn,
     pending_wish,
     turns_asleep,
@@ -94,7 +95,7 @@ COUNTED = {"confusion": Effect.CONFUSION, "encore": Effect.ENCORE, "taunt": Effe
            "lockedmove": Effect.LOCKED_MOVE}  # fmt: skip
 # The largest count the engine takes for each while the status lasts (it refuses more).
 COUNTED_MAX = {"confusion": 3, "encore": 1, "taunt": 2, "yawn": 1, "slowstart": 5,
-               "lockedmove": 1}  # fmt: skip
+               "lockedmove": 2}  # fmt: skip
 SCREEN_TURNS = 5
 CHOICE_ITEMS = frozenset({"choiceband", "choicespecs", "choicescarf"})
 ONCE_IN_A_ROW = frozenset({"gigatonhammer", "bloodmoon"})
@@ -238,8 +239,12 @@ def _side(
     slow_uturn_move: bool = False,
     active_index: int = 0,
     wish: int = 0,
+    locked: int = 0,
 ) -> Any:
     names, durations = _volatiles(active)
+    if locked:  # turns in a row of Outrage and the like (the engine ends it after three)
+        names.add("lockedmove")
+        durations["lockedmove"] = min(locked, COUNTED_MAX["lockedmove"])
     last_used = _last_used_move(active, active_moves)
     if not last_used.startswith("move:"):
         names.discard("encore")  # the engine's Encore repeats the last move used
@@ -402,6 +407,8 @@ def engine_state(
     theirs = _active_first(_seen_opponents(battle))
     their_pokemon = []
     trapped = False
+    their_role = battle.opponent_role or "p2"
+    locked = 0 if reply else locked_move_uses(battle, their_role)
     for mon in theirs:
         species = to_id(mon.species)
         pset = determinization.get(species) or default_set(dex, species, mon.level)
@@ -410,7 +417,7 @@ def engine_state(
         if reply and mon.active:
             disabled, trapped = _reply_restriction(reply, state.moves[:4])
         elif mon.active:
-            disabled = _choice_lock(mon, state.item, state.moves[:4])
+            disabled = _choice_lock(mon, state.item, state.moves[:4], locked=bool(locked))
         their_pokemon.append(engine_pokemon(pe, dex, state, pp=_pp_of(mon), disabled=disabled,
                                             **_sleep(battle, mon)))  # fmt: skip
     for pset in unseen:
@@ -421,8 +428,8 @@ def engine_state(
     side_two = _side(pe, their_pokemon, their_active, battle.opponent_side_conditions,
                      battle.turn, their_moves, slow_uturn_move=waiting,
                      force_trapped=trapped, active_index=their_lead,
-                     wish=_wish(battle, battle.opponent_role or "p2", theirs,
-                                their_pokemon))  # fmt: skip
+                     wish=_wish(battle, their_role, theirs, their_pokemon),
+                     locked=locked)  # fmt: skip
 
     weather, weather_turns = "none", 0
     for w, start in battle.weather.items():
@@ -473,12 +480,14 @@ def _once_in_a_row(mon: BattlePokemon, move: str) -> bool:
     return move in ONCE_IN_A_ROW and _last_used(mon) == move
 
 
-def _choice_lock(mon: BattlePokemon, item: str | None, moves: Sequence[str]) -> list[str]:
-    """The moves an opponent's Choice item bars: all but the one it used last since it
-    came in (none before it has moved, or for another item), as the engine's own lock
-    disables them."""
+def _choice_lock(mon: BattlePokemon, item: str | None, moves: Sequence[str],
+                 locked: bool = False) -> list[str]:  # fmt: skip
+    """The moves an opponent's Choice item bars, or its lock into Outrage and the like
+    (``locked``): all but the one it used last since it came in (none before it has
+    moved, or for another item), as the engine's own lock disables them."""
     last = _last_used(mon)
-    if to_id(item or "") not in CHOICE_ITEMS or last is None or last not in moves:
+    choice = to_id(item or "") in CHOICE_ITEMS
+    if not (choice or locked) or last is None or last not in moves:
         return []
     return [m for m in moves if m != last]
 
