@@ -33,6 +33,11 @@ opponent's likeliest replies as the fitted opponent prior predicts them and answ
 them (:mod:`policies.core.engine_reply`); ``lead=search`` chooses the Team Preview lead by
 searching every pair of leads (:meth:`EnginePolicy.lead_values`). Both are off by
 default: neither showed a gain (docs/experiments/engine.md, sections 8 and 9).
+
+``trust=finish`` plays, without a search, the order of the rule-based ``abyssal`` agent
+when its rule for it is one trusted (``finish``: a move that knocks the opponent out
+before it can act), as ``distilled``'s ``trust`` does (docs/experiments/engine.md,
+section 13).
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from pokegym.world.data import load_dex
 from pokegym.world.priors import belief_for
 from pokegym.world.transition import TransitionModel
 from policies.base import Policy
+from policies.core.anchors import ANCHOR_RULES, anchor_policy
 from policies.core.battle import decision_state, world_action
 from policies.core.deadline import seconds_left
 from policies.core.engine_reply import answer, predicted_replies
@@ -141,6 +147,13 @@ class EngineOptions:
     clear: float = 0.75
     """``extend``: the root is clear when the runner-up has at most this share of the
     best option's visits, in (0, 1)."""
+    trust: str = ""
+    """Rules of the rule-based ``abyssal`` agent whose choice is played without a
+    search, joined by ``+`` (names in :data:`~policies.core.anchors.ANCHOR_RULES`; e.g.
+    ``finish``: a move that knocks the opponent out before it can act); empty: none."""
+
+    def trusted_rules(self) -> frozenset[str]:
+        return frozenset(r for r in self.trust.replace("+", " ").split() if r)
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
@@ -193,6 +206,12 @@ class EngineOptions:
             raise ValueError("clear is a share of the best option's visits, in (0, 1)")
         if not 0.0 < self.first < 1.0:
             raise ValueError("first is the share of budget for the first search, in (0, 1)")
+        if not isinstance(self.trust, str):
+            raise ValueError(f"trust names abyssal's rules joined by '+', not {self.trust!r}")
+        unknown = self.trusted_rules() - set(ANCHOR_RULES)
+        if unknown:
+            raise ValueError(f"trust names abyssal's rules ({', '.join(ANCHOR_RULES)}), "
+                             f"not {', '.join(sorted(unknown))}")  # fmt: skip
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip
@@ -231,6 +250,9 @@ class EnginePolicy(Policy):
         self._banks: dict[str, float] = {}
         """``extend``: each battle's seconds saved by decisions that took less than
         ``budget`` (the latest battles only)."""
+        self._anchor = anchor_policy("abyssal", seed) if self.options.trust else None
+        self.trusted = 0
+        """Decisions played by a trusted rule of ``abyssal`` (``trust``), without a search."""
         self._models: dict[int, Any] = {}
         self._evaluators: dict[int, Any] = {}
         self._network: Any = None
@@ -253,6 +275,14 @@ class EnginePolicy(Policy):
             return DefaultBattleOrder()
         if len(orders) == 1 or battle.opponent_active_pokemon is None:
             return next(iter(orders.values()))
+        if self._anchor is not None:
+            ruled = self._anchor.choose(battle)
+            if self._anchor.last_rule in self.options.trusted_rules():
+                self.trusted += 1
+                self.latencies.append(self.clock() - started)
+                self.cpu_seconds.append(time.thread_time() - cpu_started)
+                self.iteration_counts.append(0)
+                return ruled
         try:
             shares, iterations = self.search(battle, started, orders)
         except (KeyboardInterrupt, SystemExit, GeneratorExit):

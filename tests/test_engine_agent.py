@@ -27,6 +27,7 @@ from policies.engine import EngineOptions, EnginePolicy, _option_name
     ({"rerank": "value", "rerank_share": 0}, "rerank_share"),
     ({"rerank": "value", "rerank_time": 0.5}, "rerank_time"),
     ({"rerank": "value", "choice": "mixed"}, "choice=max"),
+    ({"trust": "finish+nope"}, "trust"), ({"trust": 1}, "trust"),
 ])  # fmt: skip
 def test_bad_options_are_refused_with_the_option_named(options, word):
     with pytest.raises(ValueError, match=word):
@@ -239,6 +240,25 @@ def test_the_engine_agent_beats_random_with_legal_orders(fmt):
     searched = [n for agent in made for n in agent.iteration_counts]
     assert searched and min(searched) >= 2 * 300
     assert all(agent.failures == 0 for agent in made)
+
+
+@pytest.mark.slow
+def test_a_trusted_rule_plays_its_order_without_a_search():
+    made = []
+
+    def factory(**options):
+        made.append(make_agent("engine:iterations=300,samples=2,trust=finish"))
+        return made[-1]
+
+    register_agent("engine_trusting", factory)
+    result = _play("engine_trusting", "random", battles=2, seed=11)
+    assert result.record("engine_trusting")["battles"] == 2, result.table()
+    agent = made[-1]
+    assert agent.options.trusted_rules() == {"finish"}
+    assert agent.trusted > 0 and agent.failures == 0
+    # a trusted decision searched nothing; every other one searched its iterations
+    assert agent.iteration_counts.count(0) == agent.trusted
+    assert min(n for n in agent.iteration_counts if n) >= 2 * 300
 
 
 def test_the_engine_state_matches_a_recorded_battle_at_every_request():
