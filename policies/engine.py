@@ -36,8 +36,8 @@ default: neither showed a gain (docs/experiments/engine.md, sections 8 and 9).
 
 ``trust=finish`` plays, without a search, the order of the rule-based ``abyssal`` agent
 when its rule for it is one trusted (``finish``: a move that knocks the opponent out
-before it can act), as ``distilled``'s ``trust`` does (docs/experiments/engine.md,
-section 13).
+before it can act), as ``distilled``'s ``trust`` does; off by default, no gain shown
+(docs/experiments/engine.md, section 13).
 """
 
 from __future__ import annotations
