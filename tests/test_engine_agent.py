@@ -200,6 +200,18 @@ def pe_module():
     return es.import_engine()
 
 
+def _register_made(name, spec):
+    """Register ``name`` as an agent built from ``spec``; the list of the agents made."""
+    made = []
+
+    def factory(**options):
+        made.append(make_agent(spec))
+        return made[-1]
+
+    register_agent(name, factory)
+    return made
+
+
 def _play(agent_spec, opponent, battles, seed, fmt="gen9randombattle"):
     return run_arena(ArenaConfig(agents=[agent_spec, opponent], battles_per_pair=battles,
                                  seed=seed, concurrency=1, clock_bank=None,
@@ -227,13 +239,7 @@ def test_the_engine_state_matches_the_battle_it_came_from(fmt):
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["gen9randombattle", "gen9ou"])
 def test_the_engine_agent_beats_random_with_legal_orders(fmt):
-    made = []
-
-    def factory(**options):
-        made.append(make_agent("engine:iterations=300,samples=2"))
-        return made[-1]
-
-    register_agent("engine_recorded", factory)
+    made = _register_made("engine_recorded", "engine:iterations=300,samples=2")
     result = _play("engine_recorded", "random", battles=2, seed=11, fmt=fmt)
     record = result.record("engine_recorded")
     assert record["battles"] == 2 and record["wins"] == 2, result.table()
@@ -244,13 +250,7 @@ def test_the_engine_agent_beats_random_with_legal_orders(fmt):
 
 @pytest.mark.slow
 def test_a_trusted_rule_plays_its_order_without_a_search():
-    made = []
-
-    def factory(**options):
-        made.append(make_agent("engine:iterations=300,samples=2,trust=finish"))
-        return made[-1]
-
-    register_agent("engine_trusting", factory)
+    made = _register_made("engine_trusting", "engine:iterations=300,samples=2,trust=finish")
     result = _play("engine_trusting", "random", battles=2, seed=11)
     assert result.record("engine_trusting")["battles"] == 2, result.table()
     agent = made[-1]
@@ -587,13 +587,7 @@ def test_extend_searches_again_where_the_root_is_unclear_with_the_battles_saved_
 def test_the_extending_engine_agent_beats_random_with_legal_orders():
     """The real engine with ``extend``: legal orders every time, and some decisions (a
     clear root needs the runner-up at a tenth of the best here) searched twice."""
-    made = []
-
-    def factory(**options):
-        made.append(make_agent("engine:budget=0.1,extend=0.2,clear=0.1,samples=2"))
-        return made[-1]
-
-    register_agent("engine_extending", factory)
+    made = _register_made("engine_extending", "engine:budget=0.1,extend=0.2,clear=0.1,samples=2")
     result = _play("engine_extending", "random", battles=2, seed=13)
     record = result.record("engine_extending")
     assert record["battles"] == 2 and record["wins"] == 2, result.table()

@@ -21,12 +21,12 @@ without the history.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
 
 from poke_env.battle import AbstractBattle
 from poke_env.battle import Pokemon as BattlePokemon
 
-from pokegym.showdown.protocol import parse_message, pokemon_ident
+from pokegym.showdown.protocol import Message, parse_message, pokemon_ident
 from pokegym.world.data import to_id
 
 LOCKING_MOVES = frozenset({"outrage", "petaldance", "thrash", "ragingfury"})
@@ -46,24 +46,26 @@ def battle_events(battle: AbstractBattle) -> list[list[str]]:
     return events  # type: ignore[no-any-return]
 
 
-def _events(battle: AbstractBattle) -> Sequence[Sequence[str]] | None:
+def _latest_first(battle: AbstractBattle) -> Iterator[Message] | None:
+    """The battle's protocol messages, newest first; None for a battle object that
+    keeps no history."""
     try:
-        return battle_events(battle)
-    except TypeError:  # a battle object that keeps no history
+        events = battle_events(battle)
+    except TypeError:
         return None
+    return (m for m in map(parse_message, reversed(events)) if m is not None)
 
 
 def weather_turns_left(battle: AbstractBattle, duration: int = WEATHER_TURNS) -> int | None:
     """The turns the current weather has left (at least 1) as the game counts them:
     ``duration`` less the ends of turn it has gone on through since it started, which
     Showdown marks with one ``[upkeep]`` message each. None without weather or history."""
-    events = _events(battle)
-    if not battle.weather or events is None:
+    messages = _latest_first(battle)
+    if not battle.weather or messages is None:
         return None
     upkeeps = 0
-    for event in reversed(events):
-        message = parse_message(event)
-        if message is None or message.kind != "-weather" or not message.args:
+    for message in messages:
+        if message.kind != "-weather" or not message.args:
             continue
         if "[upkeep]" in message.tags:
             upkeeps += 1
@@ -86,14 +88,13 @@ def turns_asleep(battle: AbstractBattle, mon: BattlePokemon) -> int:
     """The turns ``mon`` has spent asleep since it fell asleep: each turn it tried to
     act (a ``cant ... slp`` message, or a move of its own such as Sleep Talk, not one
     that move called). poke-env's counter without history."""
-    events = _events(battle)
+    messages = _latest_first(battle)
     key = _key(battle, mon)
-    if events is None or key is None:
+    if messages is None or key is None:
         return int(mon.status_counter)
     turns = 0
-    for event in reversed(events):
-        message = parse_message(event)
-        if message is None or not message.args or pokemon_ident(message.args[0]) != key:
+    for message in messages:
+        if not message.args or pokemon_ident(message.args[0]) != key:
             continue
         if message.kind == "-status" and len(message.args) > 1 and message.args[1] == "slp":
             return turns
@@ -107,13 +108,10 @@ def turns_asleep(battle: AbstractBattle, mon: BattlePokemon) -> int:
 def moved_this_turn(battle: AbstractBattle, role: str) -> bool | None:
     """Whether a Pokémon of ``role`` (``"p1"``/``"p2"``) used a move since the current
     turn began; None without history."""
-    events = _events(battle)
-    if events is None:
+    messages = _latest_first(battle)
+    if messages is None:
         return None
-    for event in reversed(events):
-        message = parse_message(event)
-        if message is None:
-            continue
+    for message in messages:
         if message.kind == "turn":
             return False
         if message.kind == "move" and message.args and message.args[0].startswith(role):
@@ -125,14 +123,11 @@ def pending_wish(battle: AbstractBattle, role: str) -> str | None:
     """The identifier (``"p1: Vaporeon"``, poke-env's team key) of the Pokémon of
     ``role`` whose Wish heals at the end of this turn: used last turn, not healed yet.
     None when there is none, or no history."""
-    events = _events(battle)
-    if events is None:
+    messages = _latest_first(battle)
+    if messages is None:
         return None
     turns = 0
-    for event in reversed(events):
-        message = parse_message(event)
-        if message is None:
-            continue
+    for message in messages:
         if message.kind == "turn":
             turns += 1
             if turns > 1:
@@ -151,14 +146,11 @@ def locked_move_uses(battle: AbstractBattle, role: str) -> int:
     it in (Outrage, Petal Dance, Thrash, Raging Fury), the last one this turn or last
     turn, while the lock holds: 0 when it is not locked (it switched, was stopped, or
     the lock ended in fatigue), or without history."""
-    events = _events(battle)
-    if events is None:
+    messages = _latest_first(battle)
+    if messages is None:
         return 0
     uses = turns = 0
-    for event in reversed(events):
-        message = parse_message(event)
-        if message is None:
-            continue
+    for message in messages:
         if message.kind == "turn":
             turns += 1
             if turns > 1 and uses == 0:
