@@ -3,7 +3,7 @@
 Every ``pokegym`` line of a fenced code block whose command is built in (``battle``,
 ``compare``, ``play``, ...) goes through the real argument parser, and every agent of its
 ``--agents``, ``--p1`` and ``--p2`` splits into a registered agent; the ``engine``
-agent's options are checked as the agent checks them. Lines with placeholders
+agent's options are checked as the agent checks them. Lines with stand-ins
 (``...``, ``<x>``, ``[x]``, ``$x``, ``a|b``) are left out and counted.
 """
 

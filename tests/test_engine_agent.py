@@ -309,7 +309,8 @@ def test_the_opponents_protect_streak_substitute_yawn_and_choice_lock_reach_the_
     # a whole Substitute: a quarter of the engine's max HP (stat points, not poke-env's 100)
     assert engine_foe.maxhp > 100 and state.side_two.substitute_health == engine_foe.maxhp // 4
     assert "yawn" in {str(v).lower() for v in state.side_two.volatile_statuses}
-    assert state.side_two.volatile_status_durations.yawn == 1  # it falls asleep this turn
+    counts = state.side_two.volatile_status_durations  # turn counts, not time
+    assert counts.yawn == 1  # it falls asleep this turn
     # a Choice item: after a move, the others are barred as the engine's own lock bars them
     moves = [m.id for m in engine_foe.moves if m.id != "none"]
     foe.item = "choicescarf"
@@ -338,13 +339,15 @@ def test_the_opponents_protect_streak_substitute_yawn_and_choice_lock_reach_the_
     locked = es.engine_state(battle, dex, guess)
     outraging = locked.side_two.pokemon[0]
     assert "lockedmove" in {str(v).lower() for v in locked.side_two.volatile_statuses}
-    assert locked.side_two.volatile_status_durations.lockedmove == 1
+    locked_turns = locked.side_two.volatile_status_durations.lockedmove
+    assert locked_turns == 1
     assert [m.id for m in outraging.moves if not m.disabled and m.id != "none"] == ["outrage"]
     again = f"|move|{ident[:2]}a: {name}|Outrage|{ours}|[from] lockedmove"
     for line in (again, f"|turn|{battle.turn + 1}"):
         battle.parse_message(line.split("|"))
     last_turn = es.engine_state(battle, dex, guess)
-    assert last_turn.side_two.volatile_status_durations.lockedmove == 2
+    locked_turns = last_turn.side_two.volatile_status_durations.lockedmove
+    assert locked_turns == 2
     result = pe_module().monte_carlo_tree_search(last_turn, iterations=200)
     assert {_option_name(o.move_choice) for o in result.side_two} <= {"outrage", "outrage-tera"}
 
