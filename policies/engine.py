@@ -56,7 +56,7 @@ from pokegym.world.data import load_dex
 from pokegym.world.priors import belief_for
 from pokegym.world.transition import TransitionModel
 from policies.base import Policy
-from policies.core.anchors import ANCHOR_RULES, anchor_policy
+from policies.core.anchors import anchor_policy, trusted_rules
 from policies.core.battle import decision_state, world_action
 from policies.core.deadline import seconds_left
 from policies.core.engine_reply import answer, predicted_replies
@@ -153,7 +153,7 @@ class EngineOptions:
     ``finish``: a move that knocks the opponent out before it can act); empty: none."""
 
     def trusted_rules(self) -> frozenset[str]:
-        return frozenset(r for r in self.trust.replace("+", " ").split() if r)
+        return trusted_rules(self.trust)
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
@@ -206,12 +206,7 @@ class EngineOptions:
             raise ValueError("clear is a share of the best option's visits, in (0, 1)")
         if not 0.0 < self.first < 1.0:
             raise ValueError("first is the share of budget for the first search, in (0, 1)")
-        if not isinstance(self.trust, str):
-            raise ValueError(f"trust names abyssal's rules joined by '+', not {self.trust!r}")
-        unknown = self.trusted_rules() - set(ANCHOR_RULES)
-        if unknown:
-            raise ValueError(f"trust names abyssal's rules ({', '.join(ANCHOR_RULES)}), "
-                             f"not {', '.join(sorted(unknown))}")  # fmt: skip
+        trusted_rules(self.trust)  # names the valid rules when one is not
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip

@@ -46,7 +46,7 @@ from pokegym.world.data import to_id
 from pokegym.world.priors import belief_for
 from pokegym.world.state import BattleState
 from pokegym.world.transition import Action, TransitionModel
-from policies.core.anchors import ANCHOR_RULES, ANCHORS, anchor_policy
+from policies.core.anchors import ANCHORS, anchor_policy, trusted_rules
 from policies.core.battle import world_action
 from policies.core.evaluators import ValueNetEvaluator
 from policies.core.maximin import MinimaxOptions, MinimaxPolicy
@@ -144,10 +144,7 @@ class DistilledOptions(MinimaxOptions):
             raise ValueError(f"anchor must be one of {sorted(ANCHORS)}, not {self.anchor!r}")
         if not 0.0 <= self.anchor_margin <= 1.0:
             raise ValueError("anchor_margin is a win-chance difference in [0, 1]")
-        unknown = self.trusted_rules() - set(ANCHOR_RULES)
-        if unknown:
-            raise ValueError(f"trust names the anchor's rules ({', '.join(ANCHOR_RULES)}), "
-                             f"not {', '.join(sorted(unknown))}")  # fmt: skip
+        trusted_rules(self.trust)  # names the valid rules when one is not
         if not 0.0 <= self.adaptive_caution <= 1.0:
             raise ValueError("adaptive_caution is in [0, 1] (0 = the same caution throughout)")
         if self.predict not in ANCHORS:
@@ -157,7 +154,7 @@ class DistilledOptions(MinimaxOptions):
                              "predicted reply alone)")  # fmt: skip
 
     def trusted_rules(self) -> frozenset[str]:
-        return frozenset(r for r in str(self.trust or "").replace("+", " ").split() if r)
+        return trusted_rules(self.trust)
 
 
 class DistilledPolicy(MinimaxPolicy):

@@ -295,10 +295,6 @@ def _active_first(mons: list[BattlePokemon]) -> list[BattlePokemon]:
     return sorted(mons, key=lambda mon: not mon.active)
 
 
-def _opponent_moved_this_turn(battle: AbstractBattle) -> bool:
-    return bool(moved_this_turn(battle, battle.opponent_role or "p2"))
-
-
 def unseen_opponents(
     battle: AbstractBattle,
     determinization: Mapping[str, PokemonSet],
@@ -417,14 +413,14 @@ def engine_state(
         if reply and mon.active:
             disabled, trapped = _reply_restriction(reply, state.moves[:4])
         elif mon.active:
-            disabled = _choice_lock(mon, state.item, state.moves[:4], locked=bool(locked))
+            disabled = _move_lock(mon, state.item, state.moves[:4], locked=bool(locked))
         their_pokemon.append(engine_pokemon(pe, dex, state, pp=_pp_of(mon), disabled=disabled,
                                             **_sleep(battle, mon)))  # fmt: skip
     for pset in unseen:
         their_pokemon.append(engine_pokemon(pe, dex, _unseen_mon(dex, pset)))
     their_active = next((m for m in theirs if m.active), None)
     their_moves = [m.id for m in their_pokemon[their_lead].moves] if their_pokemon else []
-    waiting = force_switch and not _opponent_moved_this_turn(battle)
+    waiting = force_switch and not moved_this_turn(battle, their_role)
     side_two = _side(pe, their_pokemon, their_active, battle.opponent_side_conditions,
                      battle.turn, their_moves, slow_uturn_move=waiting,
                      force_trapped=trapped, active_index=their_lead,
@@ -480,7 +476,7 @@ def _once_in_a_row(mon: BattlePokemon, move: str) -> bool:
     return move in ONCE_IN_A_ROW and _last_used(mon) == move
 
 
-def _choice_lock(mon: BattlePokemon, item: str | None, moves: Sequence[str],
+def _move_lock(mon: BattlePokemon, item: str | None, moves: Sequence[str],
                  locked: bool = False) -> list[str]:  # fmt: skip
     """The moves an opponent's Choice item bars, or its lock into Outrage and the like
     (``locked``): all but the one it used last since it came in (none before it has
