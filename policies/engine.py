@@ -38,6 +38,12 @@ default: neither showed a gain (docs/experiments/engine.md, sections 8 and 9).
 when its rule for it is one trusted (``finish``: a move that knocks the opponent out
 before it can act), as ``distilled``'s ``trust`` does; off by default, no gain shown
 (docs/experiments/engine.md, section 13).
+
+``opponent=prior`` changes whom each search plays against at its root: the opponent's
+first move is drawn from the fitted opponent prior instead of chosen by the engine's
+UCB1, so the root values answer what opponents are predicted to play rather than a
+searcher's best reply (poke-engine's search with the shipped patch,
+``mcts_with_root_prior``); below the root both sides search as before.
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ import numpy as np
 from poke_env.battle import AbstractBattle
 from poke_env.player.battle_order import BattleOrder, DefaultBattleOrder
 
+from pokegym.engine import BUILD_HINT
+from pokegym.errors import EngineMissingError
 from pokegym.world.data import load_dex
 from pokegym.world.priors import belief_for
 from pokegym.world.transition import TransitionModel
@@ -59,7 +67,7 @@ from policies.base import Policy
 from policies.core.anchors import anchor_policy, trusted_rules
 from policies.core.battle import decision_state, world_action
 from policies.core.deadline import seconds_left
-from policies.core.engine_reply import answer, predicted_replies
+from policies.core.engine_reply import answer, predicted_replies, reply_probabilities
 from policies.core.engine_state import (
     engine_orders,
     engine_state,
@@ -75,6 +83,8 @@ log = logging.getLogger(__name__)
 CHOICES = ("max", "mixed")
 LEADS = ("search", "random")
 REPLIES = ("none", "prior")
+OPPONENTS = ("search", "prior")
+ROOT_PRIOR_SEARCH = "mcts_with_root_prior"  # the shipped patch's search (pokegym.engine.build)
 RERANKS = ("none", "value", "heuristic")
 
 
@@ -125,6 +135,18 @@ class EngineOptions:
     reply_mass: float = 0.8
     """``reply=prior``: the replies searched are the likeliest until this much of the
     prior's probability is covered (three at most)."""
+    opponent: str = "search"
+    """How each search plays the opponent's move at its root: ``search``, as poke-engine
+    does (UCB1: its opponent searches as well as it does); ``prior``, drawn in
+    ``opponent_weight`` of the iterations from the fitted opponent prior's probabilities
+    of its actions (:mod:`policies.opponent_model`), asked on the state of the guess being
+    searched. Below the root both sides search."""
+    opponent_weight: float = 1.0
+    """``opponent=prior``: the share of the iterations whose opponent move at the root is
+    drawn from the prior (the rest choose it by UCB1), in [0, 1]."""
+    opponent_unnamed: float = 0.02
+    """``opponent=prior``: the weight of each opponent option the prior cannot name (a
+    switch to a Pokémon not seen yet), beside the prior's probabilities (which sum to 1)."""
     hits: bool = True
     """The belief reads the battle's direct hits as evidence about the opponent's sets
     (:mod:`pokegym.world.priors.hits`)."""
@@ -182,6 +204,17 @@ class EngineOptions:
         if not 0.0 < self.reply_time < 1.0:
             raise ValueError("reply_time is the share of the budget for the reply searches, "
                              "in (0, 1)")  # fmt: skip
+        if self.opponent not in OPPONENTS:
+            raise ValueError(f"opponent is one of {', '.join(OPPONENTS)}, not {self.opponent!r}")
+        if not 0.0 <= self.opponent_weight <= 1.0:
+            raise ValueError("opponent_weight is the share of iterations that draw the "
+                             "opponent's root move from the prior, in [0, 1]")  # fmt: skip
+        if not self.opponent_unnamed >= 0.0:
+            raise ValueError("opponent_unnamed is the weight of an option the prior cannot "
+                             "name (0 or more)")  # fmt: skip
+        if self.opponent != "search" and self.reply != "none":
+            raise ValueError("opponent=prior and reply=prior both answer the prior's "
+                             "prediction: use one of them")  # fmt: skip
         if self.reply != "none" and self.rerank != "none":
             raise ValueError("reply and rerank both choose among the near-best options: "
                              "use one of them")  # fmt: skip
@@ -224,6 +257,11 @@ class EnginePolicy(Policy):
         super().__init__(seed)
         self.options = EngineOptions(**options)
         self.engine = import_engine()
+        if self.options.opponent == "prior" and not hasattr(self.engine, ROOT_PRIOR_SEARCH):
+            raise EngineMissingError(
+                f"opponent=prior needs poke-engine's {ROOT_PRIOR_SEARCH}, which the "
+                f"installed build lacks: {BUILD_HINT}."
+            )
         self.latencies: list[float] = []
         self.cpu_seconds: list[float] = []
         self.iteration_counts: list[int] = []
@@ -242,6 +280,8 @@ class EnginePolicy(Policy):
         """Decisions where the answer to the replies differed from the search's choice."""
         self.extended = 0
         """Decisions searched twice (``extend``: the first search left the root unclear)."""
+        self.prior_searches = 0
+        """Searches whose opponent's root move was drawn from the prior (``opponent=prior``)."""
         self._banks: dict[str, float] = {}
         """``extend``: each battle's seconds saved by decisions that took less than
         ``budget`` (the latest battles only)."""
@@ -412,7 +452,9 @@ class EnginePolicy(Policy):
             unseen = unseen_opponents(battle, guess, belief.prior, self.rng)
             self._guesses.append((guess, unseen))
             state = engine_state(battle, dex, guess, unseen)
-            result = self._run(state, budget, started, len(guesses) - i)
+            prior = self._root_prior(battle, guess)
+            self.prior_searches += bool(prior)
+            result = self._run(state, budget, started, len(guesses) - i, prior)
             total = max(1, result.total_visits)
             iterations += result.total_visits
             for option in result.side_one:
@@ -452,15 +494,35 @@ class EnginePolicy(Policy):
         self.reply_changed += name != chosen
         return name
 
-    def _run(self, state: Any, budget: float, started: float, searches_left: int) -> Any:
+    def _run(self, state: Any, budget: float, started: float, searches_left: int,
+             prior: dict[str, float] | None = None) -> Any:  # fmt: skip
         """poke-engine's MCTS on ``state``: ``iterations`` if set, else an equal share of
-        what is left of ``budget`` among the ``searches_left`` searches still to run."""
+        what is left of ``budget`` among the ``searches_left`` searches still to run. With
+        ``prior`` (the opponent's probabilities by the engine's option names), its root
+        move is drawn from them (``opponent=prior``)."""
         o = self.options
+        ms = 0
+        if not o.iterations:
+            ms = max(1, int(1000 * seconds_left(budget, started, self.clock()) / searches_left))
+        if prior:
+            raw = getattr(self.engine, ROOT_PRIOR_SEARCH)(
+                state, ms, o.iterations, prior, o.opponent_unnamed, o.opponent_weight
+            )
+            return self.engine.MctsResult._from_rust(raw)
         if o.iterations:
             return self.engine.monte_carlo_tree_search(state, iterations=o.iterations,
                                                        threads=o.threads)  # fmt: skip
-        ms = max(1, int(1000 * seconds_left(budget, started, self.clock()) / searches_left))
         return self.engine.monte_carlo_tree_search(state, duration_ms=ms, threads=o.threads)
+
+    def _root_prior(self, battle: AbstractBattle, guess: dict[str, Any]) -> dict[str, float]:
+        """``opponent=prior``: the prior's probabilities of the opponent's actions in the
+        state of ``guess``, by the engine's option names; empty otherwise, and where only
+        we switch (the opponent does not act)."""
+        if self.options.opponent != "prior" or battle.force_switch:
+            return {}
+        model = self._model(battle.gen)
+        state = decision_state(battle, model.dex, guess)
+        return reply_probabilities(model, self._prior(model), state)
 
     def _prior(self, model: TransitionModel) -> Any:
         if self._opponent_prior is None or self._opponent_prior[0] is not model:

@@ -59,13 +59,16 @@ def hidden_engine(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # ------------------------------------------------------------------------ the key
-def test_the_key_covers_the_patch_the_recipe_and_the_python(monkeypatch):
+def test_the_key_covers_the_patches_the_recipe_and_the_python(monkeypatch):
     key = engine_build.build_key()
     assert len(key) == 12 and key == engine_build.build_key()
     assert engine_build.wheel_dir().name == key
     changed = []
     with monkeypatch.context() as m:
         m.setattr(engine_build, "patch_sha256", lambda: "0" * 64)
+        changed.append(engine_build.build_key())
+    with monkeypatch.context() as m:
+        m.setattr(engine_build, "root_prior_patch_sha256", lambda: "0" * 64)
         changed.append(engine_build.build_key())
     with monkeypatch.context() as m:
         m.setattr(engine_build, "RECIPE", engine_build.RECIPE + 1)
@@ -76,7 +79,7 @@ def test_the_key_covers_the_patch_the_recipe_and_the_python(monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(engine_build, "FEATURES", ("poke-engine/gen8",))
         changed.append(engine_build.build_key())
-    assert len({key, *changed}) == 5
+    assert len({key, *changed}) == 6
 
 
 def test_pythons_newer_than_pyo3_017_get_the_stable_abi(monkeypatch):

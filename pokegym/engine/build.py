@@ -4,8 +4,8 @@ The pinned sdist (:mod:`pokegym.engine.source`) is unpacked and built with matur
 (``--release --no-default-features --features poke-engine/terastallization``) on one
 of two paths:
 
-- **registry**: the sources as released, with the crate versions of their ``Cargo.lock``
-  from the crate registry. Taken when ``cargo fetch`` can download them.
+- **registry**: the sources with the crate versions of their ``Cargo.lock`` from the
+  crate registry. Taken when ``cargo fetch`` can download them.
 - **debian**: where no crate registry answers, the crates Debian packages
   (``librust-pyo3-dev``, ``-rand-dev``, ``-dashmap-dev``, ``-clap-dev``, in
   ``/usr/share/cargo/registry``) as a cargo directory source, ``--offline``, with the
@@ -13,8 +13,12 @@ of two paths:
   dashmap 5.4, clap 4.0). pyo3 0.17 predates Python 3.12: for 3.12 and later the module
   is built on the stable ABI of 3.10 (``pyo3/abi3-py310``).
 
+On both paths the sources first get the shipped patch that lets the MCTS draw side two's
+root move from a given distribution (``mcts_with_root_prior``; the ``engine`` agent's
+``opponent=prior``); the search is otherwise the released one.
+
 The wheel goes to ``$POKEGYM_HOME/poke-engine/wheels/<key>/`` with a ``build.json``; the
-key covers the version, the sdist's sha256, the features, the patch's sha256, this
+key covers the version, the sdist's sha256, the features, the patches' sha256, this
 recipe, the Python and the machine. It is installed with ``pip install --no-deps
 --force-reinstall``; a later build finds the wheel (and does nothing when that very file
 is installed already). A lock keeps two builds from racing; the compilers run at
@@ -44,6 +48,7 @@ from pathlib import Path
 
 from pokegym.engine.source import (
     PATCH,
+    ROOT_PRIOR_PATCH,
     SDIST_SHA256,
     VERSION,
     Log,
@@ -62,7 +67,7 @@ FEATURES = ("poke-engine/terastallization",)  # Gen 9 (terastallization implies 
 # pyo3 0.17 knows Pythons up to 3.11; newer ones get the module on the 3.10 stable ABI.
 NEWEST_PYTHON_FOR_PYO3_017 = (3, 11)
 ABI3_FEATURE = "pyo3/abi3-py310"
-RECIPE = 1  # bumped when the steps below change, so that older wheels are not used
+RECIPE = 2  # bumped when the steps below change, so that older wheels are not used
 MATURIN = "maturin>=1.5,<2"
 PATHS = ("auto", "registry", "debian")
 
@@ -90,6 +95,10 @@ def patch_sha256() -> str:
     return file_sha256(PATCH)
 
 
+def root_prior_patch_sha256() -> str:
+    return file_sha256(ROOT_PRIOR_PATCH)
+
+
 def build_key() -> str:
     """Digest of everything the wheel depends on."""
     recipe = {
@@ -98,6 +107,7 @@ def build_key() -> str:
         "features": list(FEATURES),
         "debian_features": list(debian_features()),
         "patch": patch_sha256(),
+        "root_prior_patch": root_prior_patch_sha256(),
         "recipe": RECIPE,
         "python": python_tag(),
     }
@@ -303,6 +313,7 @@ def build_wheel(path: str = "auto", *, force: bool = False, log: Log = _quiet) -
         parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=parent) as tmp:
             tree = unpack(sdist, Path(tmp) / "src")
+            apply_patch(tree, ROOT_PRIOR_PATCH.read_text())
             env = {**os.environ, "CARGO_TARGET_DIR": str(Path(tmp) / "target")}
             chosen, reason = path, ""
             if path == "auto":
@@ -338,6 +349,7 @@ def build_wheel(path: str = "auto", *, force: bool = False, log: Log = _quiet) -
                         "why": reason,
                         "features": list(features),
                         "patch": patch_sha256() if chosen == "debian" else None,
+                        "root_prior_patch": root_prior_patch_sha256(),
                         "python": python_tag(),
                         "rustc": _rust_version(),
                         "seconds": round(time.perf_counter() - start),

@@ -36,7 +36,12 @@ SDIST_SHA256 = "070010686f2aedff11e25137e696e301ccd80fd57c805d255464067fc905ca12
 DEFAULT_INDEX = "https://pypi.org/simple"
 # A copy of the archive to use instead of the index (checked against the same sha256).
 SDIST_ENV = "POKEGYM_POKE_ENGINE_SDIST"
-PATCH = Path(__file__).resolve().parent / "patches" / f"poke-engine-{VERSION}-debian-crates.patch"
+PATCHES = Path(__file__).resolve().parent / "patches"
+# The port to Debian's crates (the build without a crate registry only).
+PATCH = PATCHES / f"poke-engine-{VERSION}-debian-crates.patch"
+# A distribution for side two's root move in the MCTS (every build; the engine agent's
+# ``opponent=prior``).
+ROOT_PRIOR_PATCH = PATCHES / f"poke-engine-{VERSION}-root-prior.patch"
 
 Log = Callable[[str], None]
 

@@ -14,7 +14,9 @@ which switch). The prior is asked on the world-model state of the Pokémon that 
 been out: it was fitted on such states, and given also those Team Preview showed
 (``decision_state(..., previewed=True)``) it names the reply played less well in gen9ou
 (``pokegym bench opponent_prediction``, docs/experiments/engine.md).
-:func:`answer` values our near-best options against them.
+:func:`answer` values our near-best options against them. :func:`reply_probabilities`
+gives the whole distribution by the same names, which ``opponent=prior`` draws the
+opponent's root move from inside the engine's search.
 """
 
 from __future__ import annotations
@@ -37,6 +39,24 @@ def reply_name(action: tuple, state: BattleState) -> str | None:
     if kind == "switch":
         return f"{SWITCH} {to_id(state.sides[1].mons[int(what)].species)}"
     return None
+
+
+def reply_probabilities(model, prior, state: BattleState) -> dict[str, float]:
+    """The prior's probability of each of the opponent's actions by the engine's option
+    names (a move's Tera form as ``<move>-tera``, a switch as ``switch <species>``); empty
+    when it has one choice or none."""
+    actions = legal_actions(model, state, 1)
+    if len(actions) < 2:
+        return {}
+    probabilities: dict[str, float] = {}
+    for action, p in zip(actions, prior.prior(state, 1, actions), strict=True):
+        name = reply_name(action, state)
+        if name is None:
+            continue
+        if action[0] == "move" and action[2]:
+            name += "-tera"
+        probabilities[name] = probabilities.get(name, 0.0) + float(p)
+    return probabilities
 
 
 def predicted_replies(

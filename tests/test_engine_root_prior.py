@@ -1,0 +1,198 @@
+"""``engine:opponent=prior``: the shipped patch that lets poke-engine's MCTS draw side
+two's root move from a given distribution (``mcts_with_root_prior``), the prior's
+probabilities by the engine's option names, the options, and the agent on live battles.
+
+The tests of the real module fail, never skip, when the engine is missing (``make setup``
+builds it)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from pokegym.agents import make_agent, register_agent
+from pokegym.arena import ArenaConfig, run_arena
+from pokegym.engine import require_engine, source
+from pokegym.errors import EngineMissingError
+from pokegym.world.data import to_id
+from policies import engine as engine_agent
+from policies.core.battle import legal_actions
+from policies.core.engine_reply import reply_probabilities
+from policies.engine import ROOT_PRIOR_SEARCH, EngineOptions, EnginePolicy
+
+CACHED_SDIST = source.engine_home() / "sdist" / source.SDIST_NAME
+
+
+@pytest.fixture(scope="module")
+def pe():
+    return require_engine()
+
+
+def _state(pe):
+    """Our Garchomp against a Pikachu with a Rotom-Wash behind each."""
+    from test_engine_build import _state as small_state  # the build tests' small battle
+
+    return small_state(pe)
+
+
+def _search(pe, prior, *, unnamed=0.0, weight=1.0, iterations=3000):
+    raw = getattr(pe, ROOT_PRIOR_SEARCH)(_state(pe), 0, iterations, prior, unnamed, weight)
+    result = pe.MctsResult._from_rust(raw)
+    return result, {o.move_choice.lower(): o.visits for o in result.side_two}
+
+
+# ------------------------------------------------------------------------ the patch
+def test_the_root_prior_patch_applies_to_the_sdist_and_the_debian_port_after_it(tmp_path):
+    if not CACHED_SDIST.is_file():
+        pytest.fail(f"{CACHED_SDIST} is missing: `pokegym engine build` (make setup) caches it")
+    tree = source.unpack(CACHED_SDIST, tmp_path / "ours")
+    first = source.apply_patch(tree, source.ROOT_PRIOR_PATCH.read_text())
+    assert set(first) == {"src/mcts.rs", "poke-engine-py/src/lib.rs"}
+    mcts = (tree / "src/mcts.rs").read_text()
+    assert "pub fn perform_mcts_with_root_prior(" in mcts and "pub fn perform_mcts(" in mcts
+    binding = (tree / "poke-engine-py/src/lib.rs").read_text()
+    assert f"wrap_pyfunction!({ROOT_PRIOR_SEARCH}, m)" in binding
+    registry_tree = {p: (tree / p).read_bytes() for p in first}
+    source.apply_patch(tree, source.PATCH.read_text())  # the debian path: the port after it
+    assert "rand::rng" not in (tree / "src/mcts.rs").read_text()
+    assert f"fn {ROOT_PRIOR_SEARCH}(" in (tree / "poke-engine-py/src/lib.rs").read_text()
+    if shutil.which("patch"):  # GNU patch makes the same registry-path files
+        theirs = source.unpack(CACHED_SDIST, tmp_path / "theirs")
+        subprocess.run(["patch", "-p1", "--quiet", "--batch", "-i",
+                        str(source.ROOT_PRIOR_PATCH)], cwd=theirs, check=True)  # fmt: skip
+        for path, content in registry_tree.items():
+            assert (theirs / path).read_bytes() == content, path
+
+
+# -------------------------------------------------------------- the engine's search
+def test_side_two_root_moves_are_drawn_from_the_prior(pe):
+    result, theirs = _search(pe, {"quickattack": 1.0})
+    assert result.total_visits >= 3000
+    assert theirs["quickattack"] == result.total_visits
+    assert sum(v for n, v in theirs.items() if n != "quickattack") == 0
+    # Side one still searches: every option of ours is tried.
+    assert all(option.visits > 0 for option in result.side_one)
+
+
+def test_weight_zero_is_the_engines_own_search(pe):
+    _, theirs = _search(pe, {"quickattack": 1.0}, weight=0.0)
+    assert sum(1 for v in theirs.values() if v > 0) >= 2
+
+
+def test_options_the_prior_does_not_name_share_the_unnamed_weight(pe):
+    result, theirs = _search(pe, {"quickattack": 1.0, "notamove": 5.0}, unnamed=1.0)
+    n = len(theirs)
+    assert n >= 3 and all(v > 0 for v in theirs.values())
+    for name, visits in theirs.items():  # each of the n options drawn with probability 1/n
+        assert visits / result.total_visits == pytest.approx(1 / n, abs=0.05), name
+
+
+def test_a_prior_with_no_weight_on_any_option_leaves_the_search_as_it_is(pe):
+    result, theirs = _search(pe, {"notamove": 1.0}, iterations=1000)
+    assert result.total_visits >= 1000 and sum(1 for v in theirs.values() if v > 0) >= 2
+    result, theirs = _search(pe, {}, iterations=1000)
+    assert sum(theirs.values()) == result.total_visits
+
+
+def test_our_choice_answers_the_drawn_move(pe):
+    """Earthquake is the answer to a Pikachu that stays in; against one that switches to
+    the levitating Rotom-Wash it does nothing, and the engine's own search (whose
+    opponent switches: Thunderbolt cannot touch Garchomp) hedges with Dragon Claw."""
+
+    def most_visited(result):
+        return max(result.side_one, key=lambda o: o.visits).move_choice.lower()
+
+    def mean_score(result, name):
+        option = next(o for o in result.side_one if o.move_choice.lower() == name)
+        return option.total_score / option.visits
+
+    stays, _ = _search(pe, {"quickattack": 1.0}, iterations=4000)
+    leaves, _ = _search(pe, {"switch rotomwash": 1.0}, iterations=4000)
+    free, theirs = _search(pe, {}, iterations=4000)
+    assert most_visited(stays) == "earthquake"
+    assert most_visited(leaves) != "earthquake" and most_visited(free) != "earthquake"
+    assert mean_score(stays, "earthquake") > mean_score(leaves, "earthquake") + 0.1
+    assert max(theirs, key=lambda n: theirs[n]) == "switch rotomwash"
+
+
+# ---------------------------------------------------------- the prior by engine names
+class FixedPrior:
+    def __init__(self, weights):
+        self.weights = weights
+
+    def prior(self, state, side, actions):
+        raw = [self.weights(a) for a in actions]
+        return [w / sum(raw) for w in raw]
+
+
+def test_the_priors_probabilities_carry_the_engines_names():
+    from test_engine_reply import _recorded_state  # a recorded state with a bench to switch to
+
+    model, state = _recorded_state()
+    actions = legal_actions(model, state, 1)
+    probabilities = reply_probabilities(model, FixedPrior(lambda a: 2.0 if a[2] else 1.0), state)
+    assert sum(probabilities.values()) == pytest.approx(1.0)
+    for kind, what, tera in actions:
+        if kind == "move":
+            name = to_id(what) + ("-tera" if tera else "")
+        else:
+            name = "switch " + to_id(state.sides[1].mons[int(what)].species)
+        assert name in probabilities
+    assert any(name.endswith("-tera") for name in probabilities) == any(a[2] for a in actions)
+    assert any(name.startswith("switch ") for name in probabilities)
+
+
+def test_a_side_with_one_choice_has_no_probabilities():
+    from test_engine_reply import _recorded_state  # a recorded state with a bench to switch to
+
+    _, state = _recorded_state()
+    lone = SimpleNamespace(legal_actions=lambda s, side: [("move", "tackle", False)])
+    assert reply_probabilities(lone, FixedPrior(lambda a: 1.0), state) == {}
+
+
+# ------------------------------------------------------------------------- the agent
+@pytest.mark.parametrize("options,word", [
+    ({"opponent": "maybe"}, "opponent"), ({"opponent": "prior", "opponent_weight": 1.5},
+                                          "opponent_weight"),
+    ({"opponent": "prior", "opponent_unnamed": -1.0}, "opponent_unnamed"),
+    ({"opponent": "prior", "reply": "prior"}, "one of them"),
+])  # fmt: skip
+def test_bad_opponent_options_are_refused_with_the_option_named(options, word):
+    with pytest.raises(ValueError, match=word):
+        EngineOptions(**options)
+
+
+def test_an_engine_built_without_the_patch_is_one_error_naming_the_build(monkeypatch):
+    monkeypatch.setattr(engine_agent, "import_engine", lambda: SimpleNamespace())
+    with pytest.raises(EngineMissingError, match="pokegym engine build"):
+        EnginePolicy(opponent="prior")
+    EnginePolicy()  # the default does not need it
+
+
+def test_no_prior_where_only_we_switch():
+    agent = EnginePolicy.__new__(EnginePolicy)
+    agent.options = EngineOptions(opponent="prior")
+    assert agent._root_prior(SimpleNamespace(force_switch=True), {}) == {}
+    agent.options = EngineOptions()
+    assert agent._root_prior(SimpleNamespace(force_switch=False), {}) == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("battle_format", ["gen9randombattle", "gen9ou"])
+def test_the_engine_with_the_prior_at_its_root_plays_legal_orders(battle_format):
+    made = []
+
+    def factory(**options):
+        made.append(make_agent("engine:iterations=300,samples=2,opponent=prior"))
+        return made[-1]
+
+    register_agent("engine_root_prior", factory)
+    result = run_arena(ArenaConfig(agents=["engine_root_prior", "simple_heuristics"],
+                                   battles_per_pair=2, seed=17, concurrency=1, clock_bank=None,
+                                   battle_format=battle_format))  # fmt: skip
+    assert result.record("engine_root_prior")["battles"] == 2
+    assert all(agent.failures == 0 for agent in made)
+    assert sum(agent.prior_searches for agent in made) >= 10
