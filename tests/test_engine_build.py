@@ -68,7 +68,7 @@ def test_the_key_covers_the_patches_the_recipe_and_the_python(monkeypatch):
         m.setattr(engine_build, "patch_sha256", lambda: "0" * 64)
         changed.append(engine_build.build_key())
     with monkeypatch.context() as m:
-        m.setattr(engine_build, "root_prior_patch_sha256", lambda: "0" * 64)
+        m.setattr(engine_build, "search_patch_sha256", lambda: "0" * 64)
         changed.append(engine_build.build_key())
     with monkeypatch.context() as m:
         m.setattr(engine_build, "RECIPE", engine_build.RECIPE + 1)

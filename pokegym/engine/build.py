@@ -13,9 +13,10 @@ of two paths:
   dashmap 5.4, clap 4.0). pyo3 0.17 predates Python 3.12: for 3.12 and later the module
   is built on the stable ABI of 3.10 (``pyo3/abi3-py310``).
 
-On both paths the sources first get the shipped patch that lets the MCTS draw side two's
-root move from a given distribution (``mcts_with_root_prior``; the ``engine`` agent's
-``opponent=prior``); the search is otherwise the released one.
+On both paths the sources first get the shipped patch that adds ``mcts_with_options``:
+the MCTS with side two's root move drawn from a given distribution and a weight on the
+stat boosts in the evaluation (the ``engine`` agent's ``opponent=prior`` and
+``boost_value``); the search is otherwise the released one.
 
 The wheel goes to ``$POKEGYM_HOME/poke-engine/wheels/<key>/`` with a ``build.json``; the
 key covers the version, the sdist's sha256, the features, the patches' sha256, this
@@ -48,8 +49,8 @@ from pathlib import Path
 
 from pokegym.engine.source import (
     PATCH,
-    ROOT_PRIOR_PATCH,
     SDIST_SHA256,
+    SEARCH_PATCH,
     VERSION,
     Log,
     _quiet,
@@ -95,8 +96,8 @@ def patch_sha256() -> str:
     return file_sha256(PATCH)
 
 
-def root_prior_patch_sha256() -> str:
-    return file_sha256(ROOT_PRIOR_PATCH)
+def search_patch_sha256() -> str:
+    return file_sha256(SEARCH_PATCH)
 
 
 def build_key() -> str:
@@ -107,7 +108,7 @@ def build_key() -> str:
         "features": list(FEATURES),
         "debian_features": list(debian_features()),
         "patch": patch_sha256(),
-        "root_prior_patch": root_prior_patch_sha256(),
+        "search_patch": search_patch_sha256(),
         "recipe": RECIPE,
         "python": python_tag(),
     }
@@ -313,7 +314,7 @@ def build_wheel(path: str = "auto", *, force: bool = False, log: Log = _quiet) -
         parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=parent) as tmp:
             tree = unpack(sdist, Path(tmp) / "src")
-            apply_patch(tree, ROOT_PRIOR_PATCH.read_text())
+            apply_patch(tree, SEARCH_PATCH.read_text())
             env = {**os.environ, "CARGO_TARGET_DIR": str(Path(tmp) / "target")}
             chosen, reason = path, ""
             if path == "auto":
@@ -349,7 +350,7 @@ def build_wheel(path: str = "auto", *, force: bool = False, log: Log = _quiet) -
                         "why": reason,
                         "features": list(features),
                         "patch": patch_sha256() if chosen == "debian" else None,
-                        "root_prior_patch": root_prior_patch_sha256(),
+                        "search_patch": search_patch_sha256(),
                         "python": python_tag(),
                         "rustc": _rust_version(),
                         "seconds": round(time.perf_counter() - start),

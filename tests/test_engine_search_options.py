@@ -1,6 +1,7 @@
-"""``engine:opponent=prior``: the shipped patch that lets poke-engine's MCTS draw side
-two's root move from a given distribution (``mcts_with_root_prior``), the prior's
-probabilities by the engine's option names, the options, and the agent on live battles.
+"""The shipped patch's search, ``mcts_with_options``: poke-engine's MCTS with side two's
+root move drawn from a given distribution (``engine:opponent=prior``) and a weight on the
+stat boosts in its evaluation (``engine:boost_value``); the prior's probabilities by the
+engine's option names, the options, and the agent on live battles.
 
 The tests of the real module fail, never skip, when the engine is missing (``make setup``
 builds it)."""
@@ -21,7 +22,7 @@ from pokegym.world.data import to_id
 from policies import engine as engine_agent
 from policies.core.battle import legal_actions
 from policies.core.engine_reply import reply_probabilities
-from policies.engine import ROOT_PRIOR_SEARCH, EngineOptions, EnginePolicy
+from policies.engine import ENGINE_SEARCH, EngineOptions, EnginePolicy
 
 CACHED_SDIST = source.engine_home() / "sdist" / source.SDIST_NAME
 
@@ -38,31 +39,38 @@ def _state(pe):
     return small_state(pe)
 
 
-def _search(pe, prior, *, unnamed=0.0, weight=1.0, iterations=3000):
-    raw = getattr(pe, ROOT_PRIOR_SEARCH)(_state(pe), 0, iterations, prior, unnamed, weight)
+def _search(pe, prior, *, unnamed=0.0, weight=1.0, iterations=3000, boosts=1.0, state=None):
+    state = _state(pe) if state is None else state
+    raw = getattr(pe, ENGINE_SEARCH)(state, 0, iterations, prior, unnamed, weight, boosts)
     result = pe.MctsResult._from_rust(raw)
     return result, {o.move_choice.lower(): o.visits for o in result.side_two}
 
 
+def _mean_score(result, name):
+    option = next(o for o in result.side_one if o.move_choice.lower() == name)
+    return option.total_score / option.visits
+
+
 # ------------------------------------------------------------------------ the patch
-def test_the_root_prior_patch_applies_to_the_sdist_and_the_debian_port_after_it(tmp_path):
+def test_the_search_patch_applies_to_the_sdist_and_the_debian_port_after_it(tmp_path):
     if not CACHED_SDIST.is_file():
         pytest.fail(f"{CACHED_SDIST} is missing: `pokegym engine build` (make setup) caches it")
     tree = source.unpack(CACHED_SDIST, tmp_path / "ours")
-    first = source.apply_patch(tree, source.ROOT_PRIOR_PATCH.read_text())
-    assert set(first) == {"src/mcts.rs", "poke-engine-py/src/lib.rs"}
+    first = source.apply_patch(tree, source.SEARCH_PATCH.read_text())
+    assert set(first) == {"src/mcts.rs", "src/genx/evaluate.rs", "poke-engine-py/src/lib.rs"}
     mcts = (tree / "src/mcts.rs").read_text()
     assert "pub fn perform_mcts_with_root_prior(" in mcts and "pub fn perform_mcts(" in mcts
     binding = (tree / "poke-engine-py/src/lib.rs").read_text()
-    assert f"wrap_pyfunction!({ROOT_PRIOR_SEARCH}, m)" in binding
+    assert f"wrap_pyfunction!({ENGINE_SEARCH}, m)" in binding
+    assert "boost * get_boost_multiplier(" in (tree / "src/genx/evaluate.rs").read_text()
     registry_tree = {p: (tree / p).read_bytes() for p in first}
     source.apply_patch(tree, source.PATCH.read_text())  # the debian path: the port after it
     assert "rand::rng" not in (tree / "src/mcts.rs").read_text()
-    assert f"fn {ROOT_PRIOR_SEARCH}(" in (tree / "poke-engine-py/src/lib.rs").read_text()
+    assert f"fn {ENGINE_SEARCH}(" in (tree / "poke-engine-py/src/lib.rs").read_text()
     if shutil.which("patch"):  # GNU patch makes the same registry-path files
         theirs = source.unpack(CACHED_SDIST, tmp_path / "theirs")
         subprocess.run(["patch", "-p1", "--quiet", "--batch", "-i",
-                        str(source.ROOT_PRIOR_PATCH)], cwd=theirs, check=True)  # fmt: skip
+                        str(source.SEARCH_PATCH)], cwd=theirs, check=True)  # fmt: skip
         for path, content in registry_tree.items():
             assert (theirs / path).read_bytes() == content, path
 
@@ -105,17 +113,42 @@ def test_our_choice_answers_the_drawn_move(pe):
     def most_visited(result):
         return max(result.side_one, key=lambda o: o.visits).move_choice.lower()
 
-    def mean_score(result, name):
-        option = next(o for o in result.side_one if o.move_choice.lower() == name)
-        return option.total_score / option.visits
-
     stays, _ = _search(pe, {"quickattack": 1.0}, iterations=4000)
     leaves, _ = _search(pe, {"switch rotomwash": 1.0}, iterations=4000)
     free, theirs = _search(pe, {}, iterations=4000)
     assert most_visited(stays) == "earthquake"
     assert most_visited(leaves) != "earthquake" and most_visited(free) != "earthquake"
-    assert mean_score(stays, "earthquake") > mean_score(leaves, "earthquake") + 0.1
+    assert _mean_score(stays, "earthquake") > _mean_score(leaves, "earthquake") + 0.1
     assert max(theirs, key=lambda n: theirs[n]) == "switch rotomwash"
+
+
+def test_the_boosts_weight_changes_what_setting_up_is_worth(pe):
+    """Garchomp with Swords Dance in front of a Pikachu that cannot touch it: with the
+    boosts weighed at 0 the set-up scores only what the search sees it bring, closer to
+    attacking than with the released weight; the weight is put back after the search."""
+    released = _state(pe)
+    garchomp = released.side_one.pokemon[0]
+    setter = pe.Pokemon(
+        id="garchomp", level=100, types=("dragon", "ground"), hp=357, maxhp=357,
+        ability="roughskin", item="leftovers", attack=garchomp.attack, defense=226,
+        special_attack=176, special_defense=206, speed=333, tera_type="steel",
+        moves=[pe.Move(id="swordsdance"), pe.Move(id="dragonclaw")],
+    )  # fmt: skip
+
+    def state():
+        return pe.State(side_one=pe.Side(pokemon=[setter, released.side_one.pokemon[1]]),
+                        side_two=released.side_two)  # fmt: skip
+
+    def gap(result):
+        return _mean_score(result, "swordsdance") - _mean_score(result, "dragonclaw")
+
+    full, _ = _search(pe, {}, weight=0.0, iterations=4000, state=state())
+    none, _ = _search(pe, {}, weight=0.0, iterations=4000, boosts=0.0, state=state())
+    assert _mean_score(none, "swordsdance") < _mean_score(full, "swordsdance") - 0.03
+    assert gap(none) < gap(full)
+    after = pe.monte_carlo_tree_search(state(), iterations=4000)  # the released search again
+    sd = next(o for o in after.side_one if o.move_choice == "swordsdance")
+    assert sd.total_score / sd.visits == pytest.approx(_mean_score(full, "swordsdance"), abs=0.03)
 
 
 # ---------------------------------------------------------- the prior by engine names
@@ -155,6 +188,7 @@ def test_a_side_with_one_choice_has_no_probabilities():
 
 # ------------------------------------------------------------------------- the agent
 @pytest.mark.parametrize("options,word", [
+    ({"boost_value": -1.0}, "boost_value"), ({"boost_value": 0.5, "threads": 2}, "threads"),
     ({"opponent": "maybe"}, "opponent"), ({"opponent": "prior", "opponent_weight": 1.5},
                                           "opponent_weight"),
     ({"opponent": "prior", "opponent_unnamed": -1.0}, "opponent_unnamed"),
@@ -169,6 +203,8 @@ def test_an_engine_built_without_the_patch_is_one_error_naming_the_build(monkeyp
     monkeypatch.setattr(engine_agent, "import_engine", lambda: SimpleNamespace())
     with pytest.raises(EngineMissingError, match="pokegym engine build"):
         EnginePolicy(opponent="prior")
+    with pytest.raises(EngineMissingError, match="pokegym engine build"):
+        EnginePolicy(boost_value=0.5)
     EnginePolicy()  # the default does not need it
 
 
@@ -186,7 +222,7 @@ def test_the_engine_with_the_prior_at_its_root_plays_legal_orders(battle_format)
     made = []
 
     def factory(**options):
-        made.append(make_agent("engine:iterations=300,samples=2,opponent=prior"))
+        made.append(make_agent("engine:iterations=300,samples=2,opponent=prior,boost_value=0.5"))
         return made[-1]
 
     register_agent("engine_root_prior", factory)
