@@ -1,7 +1,8 @@
 """Variants of one agent compared on the same battles: win rates and paired differences.
 
 Each variant is one or more ``pokegym compare`` output folders (or their
-``battles.jsonl`` / ``results.json``) of the variant against the same opponent with the
+``battles.jsonl``, gzipped or not, as docs/data keeps the published runs', or
+``results.json``) of the variant against the same opponent with the
 same seeds. A battle is identified by its own seed, which the arena derives from the
 tournament's seed, the two agents' names and the battle's index: when every variant
 plays under the same name (``--agents "mcts:...",abyssal``), battle ``k`` of seed ``s``
@@ -22,6 +23,7 @@ A variant given as ``a,b`` joins several folders (e.g. one per seed).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 from math import comb
@@ -51,9 +53,10 @@ def _battles(path: Path) -> list[dict[str, Any]]:
         path = journal if journal.exists() else results
     if not path.exists():
         raise SystemExit(f"{path}: no battles.jsonl or results.json there")
-    if path.suffix == ".jsonl":
+    if path.name.endswith((".jsonl", ".jsonl.gz")):
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else None
         battles = []
-        for line in path.read_text().splitlines():
+        for line in (text if text is not None else path.read_text()).splitlines():
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:  # a line cut short by a killed run
