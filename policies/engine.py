@@ -42,9 +42,10 @@ before it can act), as ``distilled``'s ``trust`` does; off by default, no gain s
 ``opponent=prior`` changes whom each search plays against at its root: the opponent's
 first move is drawn from the fitted opponent prior instead of chosen by the engine's
 UCB1, so the root values answer what opponents are predicted to play rather than a
-searcher's best reply; below the root both sides search as before. ``boost_value``
-weighs the stat boosts in the engine's evaluation at the leaves (1.0: as released). Both
-use poke-engine's search with the shipped patch (``mcts_with_options``).
+searcher's best reply; below the root both sides search as before. ``boost_value`` and
+``opponent_boost_value`` weigh each side's stat boosts in the engine's evaluation at the
+leaves (1.0: as released). These use poke-engine's search with the shipped patch
+(``mcts_with_options``).
 """
 
 from __future__ import annotations
@@ -149,10 +150,12 @@ class EngineOptions:
     """``opponent=prior``: the weight of each opponent option the prior cannot name (a
     switch to a Pokémon not seen yet), beside the prior's probabilities (which sum to 1)."""
     boost_value: float = 1.0
-    """The weight of the stat boosts (ours and the opponent's active Pokémon's) in
-    poke-engine's evaluation at the leaves, relative to the released evaluation (1.0).
-    The released values count a boost at once for much of what it may bring later (+2
-    Attack as much as 60 % of a Pokémon's HP); below 1 the search has to see it pay off."""
+    """The weight of our active Pokémon's stat boosts in poke-engine's evaluation at the
+    leaves, relative to the released evaluation (1.0). The released values count a boost
+    at once for much of what it may bring later (+2 Attack as much as 60 % of a Pokémon's
+    HP); below 1 the search has to see a set-up pay off."""
+    opponent_boost_value: float = 1.0
+    """The same weight for the opponent's active Pokémon's stat boosts."""
     hits: bool = True
     """The belief reads the battle's direct hits as evidence about the opponent's sets
     (:mod:`pokegym.world.priors.hits`)."""
@@ -185,7 +188,8 @@ class EngineOptions:
 
     def patched_search(self) -> bool:
         """Whether the searches need the shipped patch's ``mcts_with_options``."""
-        return self.opponent != "search" or self.boost_value != 1.0
+        return (self.opponent != "search" or self.boost_value != 1.0
+                or self.opponent_boost_value != 1.0)  # fmt: skip
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
@@ -222,9 +226,10 @@ class EngineOptions:
         if not self.opponent_unnamed >= 0.0:
             raise ValueError("opponent_unnamed is the weight of an option the prior cannot "
                              "name (0 or more)")  # fmt: skip
-        if not self.boost_value >= 0.0:
-            raise ValueError("boost_value is the weight of the stat boosts in the engine's "
-                             "evaluation (0 or more; 1: as released)")  # fmt: skip
+        for name in ("boost_value", "opponent_boost_value"):
+            if not getattr(self, name) >= 0.0:
+                raise ValueError(f"{name} is a weight of the stat boosts in the engine's "
+                                 "evaluation (0 or more; 1: as released)")  # fmt: skip
         if self.threads > 1 and self.patched_search():
             raise ValueError("opponent=prior and boost_value search on one thread: threads=1")
         if self.opponent != "search" and self.reply != "none":
@@ -274,8 +279,8 @@ class EnginePolicy(Policy):
         self.engine = import_engine()
         if self.options.patched_search() and not hasattr(self.engine, ENGINE_SEARCH):
             raise EngineMissingError(
-                f"opponent=prior and boost_value need poke-engine's {ENGINE_SEARCH}, which "
-                f"the installed build lacks: {BUILD_HINT}."
+                f"opponent=prior and the boosts' weights need poke-engine's {ENGINE_SEARCH}, "
+                f"which the installed build lacks: {BUILD_HINT}."
             )
         self.latencies: list[float] = []
         self.cpu_seconds: list[float] = []
@@ -514,7 +519,8 @@ class EnginePolicy(Policy):
         """poke-engine's MCTS on ``state``: ``iterations`` if set, else an equal share of
         what is left of ``budget`` among the ``searches_left`` searches still to run. With
         ``prior`` (the opponent's probabilities by the engine's option names), its root
-        move is drawn from them (``opponent=prior``); ``boost_value`` weighs the boosts."""
+        move is drawn from them (``opponent=prior``); ``boost_value`` and
+        ``opponent_boost_value`` weigh each side's boosts."""
         o = self.options
         ms = 0
         if not o.iterations:
@@ -522,7 +528,7 @@ class EnginePolicy(Policy):
         if o.patched_search():
             raw = getattr(self.engine, ENGINE_SEARCH)(
                 state, ms, o.iterations, prior or {}, o.opponent_unnamed, o.opponent_weight,
-                o.boost_value,
+                o.boost_value, o.opponent_boost_value,
             )  # fmt: skip
             return self.engine.MctsResult._from_rust(raw)
         if o.iterations:

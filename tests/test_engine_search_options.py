@@ -39,9 +39,10 @@ def _state(pe):
     return small_state(pe)
 
 
-def _search(pe, prior, *, unnamed=0.0, weight=1.0, iterations=3000, boosts=1.0, state=None):
+def _search(pe, prior, *, unnamed=0.0, weight=1.0, iterations=3000, boosts=(1.0, 1.0),
+            state=None):  # fmt: skip
     state = _state(pe) if state is None else state
-    raw = getattr(pe, ENGINE_SEARCH)(state, 0, iterations, prior, unnamed, weight, boosts)
+    raw = getattr(pe, ENGINE_SEARCH)(state, 0, iterations, prior, unnamed, weight, *boosts)
     result = pe.MctsResult._from_rust(raw)
     return result, {o.move_choice.lower(): o.visits for o in result.side_two}
 
@@ -143,7 +144,7 @@ def test_the_boosts_weight_changes_what_setting_up_is_worth(pe):
         return _mean_score(result, "swordsdance") - _mean_score(result, "dragonclaw")
 
     full, _ = _search(pe, {}, weight=0.0, iterations=4000, state=state())
-    none, _ = _search(pe, {}, weight=0.0, iterations=4000, boosts=0.0, state=state())
+    none, _ = _search(pe, {}, weight=0.0, iterations=4000, boosts=(0.0, 1.0), state=state())
     assert _mean_score(none, "swordsdance") < _mean_score(full, "swordsdance") - 0.03
     assert gap(none) < gap(full)
     after = pe.monte_carlo_tree_search(state(), iterations=4000)  # the released search again
@@ -188,7 +189,8 @@ def test_a_side_with_one_choice_has_no_probabilities():
 
 # ------------------------------------------------------------------------- the agent
 @pytest.mark.parametrize("options,word", [
-    ({"boost_value": -1.0}, "boost_value"), ({"boost_value": 0.5, "threads": 2}, "threads"),
+    ({"boost_value": -1.0}, "boost_value"), ({"opponent_boost_value": -1}, "opponent_boost"),
+    ({"boost_value": 0.5, "threads": 2}, "threads"),
     ({"opponent": "maybe"}, "opponent"), ({"opponent": "prior", "opponent_weight": 1.5},
                                           "opponent_weight"),
     ({"opponent": "prior", "opponent_unnamed": -1.0}, "opponent_unnamed"),
@@ -205,6 +207,8 @@ def test_an_engine_built_without_the_patch_is_one_error_naming_the_build(monkeyp
         EnginePolicy(opponent="prior")
     with pytest.raises(EngineMissingError, match="pokegym engine build"):
         EnginePolicy(boost_value=0.5)
+    with pytest.raises(EngineMissingError, match="pokegym engine build"):
+        EnginePolicy(opponent_boost_value=2.0)
     EnginePolicy()  # the default does not need it
 
 
