@@ -7,8 +7,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from pokegym.agents import make_agent, register_agent
-from pokegym.arena import ArenaConfig, run_arena
 from pokegym.world.data import load_dex, to_id
 from pokegym.world.priors import belief_for
 from policies.core import engine_state as es
@@ -189,16 +187,12 @@ def test_the_engine_state_allows_the_opponent_the_reply_alone():
 
 @pytest.mark.slow
 def test_the_reply_searching_engine_plays_legal_orders_and_answers_replies():
-    made = []
+    from test_engine_agent import _play, _register_made  # the engine tests' arena helpers
 
-    def factory(**options):
-        made.append(make_agent("engine:iterations=300,samples=2,reply=prior,reply_share=0.3"))
-        return made[-1]
-
-    register_agent("engine_reply", factory)
-    result = run_arena(ArenaConfig(agents=["engine_reply", "simple_heuristics"],
-                                   battles_per_pair=2, seed=13, concurrency=1, clock_bank=None,
-                                   battle_format="gen9ou"))  # fmt: skip
+    made = _register_made(
+        "engine_reply", "engine:iterations=300,samples=2,reply=prior,reply_share=0.3"
+    )
+    result = _play("engine_reply", "simple_heuristics", 2, 13, "gen9ou")
     assert result.record("engine_reply")["battles"] == 2
     assert all(agent.failures == 0 for agent in made)
     searched = sum(agent.replies_searched for agent in made)

@@ -13,9 +13,9 @@ import subprocess
 from types import SimpleNamespace
 
 import pytest
+from test_engine_agent import _play, _register_made
+from test_engine_reply import FixedPrior, _recorded_state
 
-from pokegym.agents import make_agent, register_agent
-from pokegym.arena import ArenaConfig, run_arena
 from pokegym.engine import require_engine, source
 from pokegym.errors import EngineMissingError
 from pokegym.world.data import to_id
@@ -153,18 +153,7 @@ def test_the_boosts_weight_changes_what_setting_up_is_worth(pe):
 
 
 # ---------------------------------------------------------- the prior by engine names
-class FixedPrior:
-    def __init__(self, weights):
-        self.weights = weights
-
-    def prior(self, state, side, actions):
-        raw = [self.weights(a) for a in actions]
-        return [w / sum(raw) for w in raw]
-
-
 def test_the_priors_probabilities_carry_the_engines_names():
-    from test_engine_reply import _recorded_state  # a recorded state with a bench to switch to
-
     model, state = _recorded_state()
     actions = legal_actions(model, state, 1)
     probabilities = reply_probabilities(model, FixedPrior(lambda a: 2.0 if a[2] else 1.0), state)
@@ -180,8 +169,6 @@ def test_the_priors_probabilities_carry_the_engines_names():
 
 
 def test_a_side_with_one_choice_has_no_probabilities():
-    from test_engine_reply import _recorded_state  # a recorded state with a bench to switch to
-
     _, state = _recorded_state()
     lone = SimpleNamespace(legal_actions=lambda s, side: [("move", "tackle", False)])
     assert reply_probabilities(lone, FixedPrior(lambda a: 1.0), state) == {}
@@ -223,16 +210,9 @@ def test_no_prior_where_only_we_switch():
 @pytest.mark.slow
 @pytest.mark.parametrize("battle_format", ["gen9randombattle", "gen9ou"])
 def test_the_engine_with_the_prior_at_its_root_plays_legal_orders(battle_format):
-    made = []
-
-    def factory(**options):
-        made.append(make_agent("engine:iterations=300,samples=2,opponent=prior,boost_value=0.5"))
-        return made[-1]
-
-    register_agent("engine_root_prior", factory)
-    result = run_arena(ArenaConfig(agents=["engine_root_prior", "simple_heuristics"],
-                                   battles_per_pair=2, seed=17, concurrency=1, clock_bank=None,
-                                   battle_format=battle_format))  # fmt: skip
+    spec = "engine:iterations=300,samples=2,opponent=prior,boost_value=0.5"
+    made = _register_made("engine_root_prior", spec)
+    result = _play("engine_root_prior", "simple_heuristics", 2, 17, battle_format)
     assert result.record("engine_root_prior")["battles"] == 2
     assert all(agent.failures == 0 for agent in made)
     assert sum(agent.prior_searches for agent in made) >= 10
