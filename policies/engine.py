@@ -231,7 +231,8 @@ class EngineOptions:
                 raise ValueError(f"{name} is a weight of the stat boosts in the engine's "
                                  "evaluation (0 or more; 1: as released)")  # fmt: skip
         if self.threads > 1 and self.patched_search():
-            raise ValueError("opponent=prior and boost_value search on one thread: threads=1")
+            raise ValueError("opponent=prior and the boosts' weights search on one thread: "
+                             "threads=1")  # fmt: skip
         if self.opponent != "search" and self.reply != "none":
             raise ValueError("opponent=prior and reply=prior both answer the prior's "
                              "prediction: use one of them")  # fmt: skip

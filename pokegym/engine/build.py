@@ -14,9 +14,9 @@ of two paths:
   is built on the stable ABI of 3.10 (``pyo3/abi3-py310``).
 
 On both paths the sources first get the shipped patch that adds ``mcts_with_options``:
-the MCTS with side two's root move drawn from a given distribution and a weight on the
-stat boosts in the evaluation (the ``engine`` agent's ``opponent=prior`` and
-``boost_value``); the search is otherwise the released one.
+the MCTS with side two's root move drawn from a given distribution and a weight on each
+side's stat boosts in the evaluation (the ``engine`` agent's ``opponent=prior``,
+``boost_value`` and ``opponent_boost_value``); the search is otherwise the released one.
 
 The wheel goes to ``$POKEGYM_HOME/poke-engine/wheels/<key>/`` with a ``build.json``; the
 key covers the version, the sdist's sha256, the features, the patches' sha256, this

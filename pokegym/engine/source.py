@@ -39,9 +39,9 @@ SDIST_ENV = "POKEGYM_POKE_ENGINE_SDIST"
 PATCHES = Path(__file__).resolve().parent / "patches"
 # The port to Debian's crates (the build without a crate registry only).
 PATCH = PATCHES / f"poke-engine-{VERSION}-debian-crates.patch"
-# ``mcts_with_options``: the MCTS with a distribution for side two's root move and a weight
-# on the evaluation's stat boosts (every build; the engine agent's ``opponent=prior`` and
-# ``boost_value``).
+# ``mcts_with_options``: the MCTS with a distribution for side two's root move and weights
+# on each side's stat boosts in the evaluation (every build; the engine agent's
+# ``opponent=prior``, ``boost_value`` and ``opponent_boost_value``).
 SEARCH_PATCH = PATCHES / f"poke-engine-{VERSION}-search-options.patch"
 
 Log = Callable[[str], None]
