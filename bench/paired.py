@@ -54,9 +54,10 @@ def _battles(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise SystemExit(f"{path}: no battles.jsonl or results.json there")
     if path.name.endswith((".jsonl", ".jsonl.gz")):
-        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else None
+        zipped = path.suffix == ".gz"
+        text = gzip.decompress(path.read_bytes()).decode() if zipped else path.read_text()
         battles = []
-        for line in (text if text is not None else path.read_text()).splitlines():
+        for line in text.splitlines():
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:  # a line cut short by a killed run

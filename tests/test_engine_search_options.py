@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 from test_engine_agent import _play, _register_made
+from test_engine_build import _state  # our Garchomp against a Pikachu, a Rotom-Wash behind each
 from test_engine_reply import FixedPrior, _recorded_state
 
 from pokegym.engine import require_engine, source
@@ -30,13 +31,6 @@ CACHED_SDIST = source.engine_home() / "sdist" / source.SDIST_NAME
 @pytest.fixture(scope="module")
 def pe():
     return require_engine()
-
-
-def _state(pe):
-    """Our Garchomp against a Pikachu with a Rotom-Wash behind each."""
-    from test_engine_build import _state as small_state  # the build tests' small battle
-
-    return small_state(pe)
 
 
 def _search(pe, prior, *, unnamed=0.0, weight=1.0, iterations=3000, boosts=(1.0, 1.0),

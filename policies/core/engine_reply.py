@@ -28,6 +28,7 @@ from pokegym.world.state import BattleState
 from policies.core.battle import legal_actions
 
 SWITCH = "switch"
+TERA = "-tera"  # the engine's suffix of a move's Tera form
 
 
 def reply_name(action: tuple, state: BattleState) -> str | None:
@@ -54,7 +55,7 @@ def reply_probabilities(model, prior, state: BattleState) -> dict[str, float]:
         if name is None:
             continue
         if action[0] == "move" and action[2]:
-            name += "-tera"
+            name += TERA
         probabilities[name] = probabilities.get(name, 0.0) + float(p)
     return probabilities
 
@@ -65,19 +66,13 @@ def predicted_replies(
     """The opponent's likeliest replies by the engine's names with their probabilities
     (renormalised over those kept): at most ``most``, the first ones whose probabilities
     add up to ``mass``. Empty when the opponent has one choice or none."""
-    actions = legal_actions(model, state, 1)
-    if len(actions) < 2:
-        return []
     merged: dict[str, float] = {}
     species: dict[str, float] = {}
-    for action, p in zip(actions, prior.prior(state, 1, actions), strict=True):
-        name = reply_name(action, state)
-        if name is None:
-            continue
-        key = SWITCH if name.startswith(SWITCH + " ") else name
+    for name, p in reply_probabilities(model, prior, state).items():
+        key = SWITCH if name.startswith(SWITCH + " ") else name.removesuffix(TERA)
         merged[key] = merged.get(key, 0.0) + p
         if key == SWITCH:
-            species[name] = species.get(name, 0.0) + p
+            species[name] = p
     ranked = sorted(merged.items(), key=lambda kv: -kv[1])
     kept: list[tuple[str, float]] = []
     covered = 0.0
