@@ -7,7 +7,9 @@ HTTP endpoint that answers as Showdown's ``action.php`` does).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import pickle
 import signal
@@ -22,6 +24,8 @@ from urllib.parse import parse_qs
 
 import pytest
 from helpers import process_group_alive
+from poke_env.ps_client import AccountConfiguration, ServerConfiguration
+from websockets.exceptions import ConnectionClosedOK
 
 from pokegym.errors import InvalidTeamError, UnknownFormatError
 from pokegym.online import (
@@ -39,7 +43,7 @@ from pokegym.online import (
 )
 from pokegym.online.account import fetch_assertion, parse_login_answer
 from pokegym.online.cli import read_team
-from pokegym.online.player import popup_error
+from pokegym.online.player import OnlineClient, popup_error
 from pokegym.online.session import check_format, check_server
 from pokegym.showdown.server import LocalServer, free_port
 from pokegym.stats import wilson_interval
@@ -234,6 +238,30 @@ def test_server_popups_become_named_errors():
     assert isinstance(popup_error("The user 'nobody' was not found.", "gen9ou"),
                       OpponentNotFoundError)  # fmt: skip
     assert popup_error("You have been idle for a while.", "gen9ou") is None
+
+
+def _client(on_battle_message) -> OnlineClient:
+    return OnlineClient(AccountConfiguration("pgUnit", None), password=None,
+                        login_server="http://127.0.0.1:9/action.php",
+                        battle_format="gen9randombattle", log_level=logging.CRITICAL + 1,
+                        on_battle_message=on_battle_message, start_listening=False,
+                        server_configuration=ServerConfiguration("ws://127.0.0.1:9", ""))  # fmt: skip
+
+
+def test_a_battle_message_met_by_a_closed_connection_is_not_an_error():
+    """A battle that starts as the run is interrupted: its first answer (``/timer on``) meets
+    the closed connection. That ends the message quietly, and nothing else is swallowed."""
+
+    async def closed(split_messages: list[list[str]]) -> None:
+        raise ConnectionClosedOK(None, None)
+
+    async def broken(split_messages: list[list[str]]) -> None:
+        raise ValueError("a parser error")
+
+    message = ">battle-gen9randombattle-7\n|init|battle"
+    asyncio.run(_client(closed)._handle_message(message))
+    with pytest.raises(ValueError, match="a parser error"):
+        asyncio.run(_client(broken)._handle_message(message))
 
 
 def test_summary_table_counts_timer_losses_apart():

@@ -27,6 +27,7 @@ from poke_env.data import to_id_str
 from poke_env.player import Player
 from poke_env.player.battle_order import BattleOrder
 from poke_env.ps_client import AccountConfiguration, PSClient, ServerConfiguration
+from websockets.exceptions import ConnectionClosed
 
 from pokegym.errors import InvalidTeamError, PokegymError, UnknownFormatError
 from pokegym.online.account import Password, fetch_assertion
@@ -199,7 +200,13 @@ class OnlineClient(PSClient):
             if isinstance(details, dict) and details.get("userid"):
                 self.online[str(details["userid"])] = details.get("rooms") is not False
         else:
-            await super()._handle_message(message)
+            try:
+                await super()._handle_message(message)
+            except ConnectionClosed:
+                # The connection ended while this message was answered (a battle that
+                # starts as the run is interrupted): nothing can be sent any more, and an
+                # unexpected close is reported by the run's own check of the connection.
+                log.debug("connection closed while handling %s", head)
 
 
 class OnlinePlayer(Player):
