@@ -241,11 +241,16 @@ def test_server_popups_become_named_errors():
 
 
 def _client(on_battle_message) -> OnlineClient:
-    return OnlineClient(AccountConfiguration("pgUnit", None), password=None,
-                        login_server="http://127.0.0.1:9/action.php",
-                        battle_format="gen9randombattle", log_level=logging.CRITICAL + 1,
-                        on_battle_message=on_battle_message, start_listening=False,
-                        server_configuration=ServerConfiguration("ws://127.0.0.1:9", ""))  # fmt: skip
+    return OnlineClient(
+        AccountConfiguration("pgUnit", None),
+        password=None,
+        login_server="http://127.0.0.1:9/action.php",
+        battle_format="gen9randombattle",
+        log_level=logging.CRITICAL + 1,
+        on_battle_message=on_battle_message,
+        start_listening=False,
+        server_configuration=ServerConfiguration("ws://127.0.0.1:9", ""),
+    )
 
 
 def test_a_battle_message_met_by_a_closed_connection_is_not_an_error():
