@@ -44,7 +44,8 @@ first move is drawn from the fitted opponent prior instead of chosen by the engi
 UCB1, so the root values answer what opponents are predicted to play rather than a
 searcher's best reply; below the root both sides search as before. ``boost_value`` and
 ``opponent_boost_value`` weigh each side's stat boosts in the engine's evaluation at the
-leaves (1.0: as released). These use poke-engine's search with the shipped patch
+leaves (1.0: as released), and ``alive_value``, ``hp_value``, ... its other terms
+(:data:`EVALUATION_WEIGHTS`). These use poke-engine's search with the shipped patch
 (``mcts_with_options``).
 """
 
@@ -87,6 +88,20 @@ LEADS = ("search", "random")
 REPLIES = ("none", "prior")
 OPPONENTS = ("search", "prior")
 ENGINE_SEARCH = "mcts_with_options"  # the shipped patch's search (pokegym.engine.build)
+ENGINE_WEIGHTS = "evaluation_weights"  # the names of its evaluation's weights
+EVALUATION_WEIGHTS = {
+    "alive_value": "alive",
+    "hp_value": "hp",
+    "item_value": "item",
+    "status_value": "status",
+    "hazard_value": "hazards",
+    "volatile_value": "volatiles",
+    "condition_value": "side_conditions",
+    "tera_value": "used_tera",
+    "score_scale": "scale",
+}
+"""The options that weigh a term of poke-engine's evaluation (relative to the released
+one, 1.0) and the patched search's name for the term."""
 RERANKS = ("none", "value", "heuristic")
 
 
@@ -156,6 +171,29 @@ class EngineOptions:
     HP); below 1 the search has to see a set-up pay off."""
     opponent_boost_value: float = 1.0
     """The same weight for the opponent's active Pokémon's stat boosts."""
+    alive_value: float = 1.0
+    """The weight, for both sides, of each Pokémon alive in the evaluation (released: 30
+    points a Pokémon, beside up to 100 for its HP): above 1, a knock-out is worth more
+    against the rest."""
+    hp_value: float = 1.0
+    """The weight of the Pokémon's HP (released: 100 points for full HP)."""
+    item_value: float = 1.0
+    """The weight of holding an item (released: 10 points)."""
+    status_value: float = 1.0
+    """The weight of the non-volatile statuses (released: −25 for paralysis, sleep or a
+    burn on a physical attacker, −30 for bad poison, ...)."""
+    hazard_value: float = 1.0
+    """The weight of the entry hazards on each side, counted for each Pokémon they would
+    hit."""
+    volatile_value: float = 1.0
+    """The weight of Leech Seed, Substitute and confusion on the active Pokémon."""
+    condition_value: float = 1.0
+    """The weight of the screens, Safeguard, Tailwind and Healing Wish."""
+    tera_value: float = 1.0
+    """The weight of the cost of a used Terastallization (released: −75 points)."""
+    score_scale: float = 1.0
+    """The slope of the sigmoid that turns a leaf's score (relative to the root's) into a
+    value: above 1, smaller score differences decide more."""
     hits: bool = True
     """The belief reads the battle's direct hits as evidence about the opponent's sets
     (:mod:`pokegym.world.priors.hits`)."""
@@ -186,10 +224,16 @@ class EngineOptions:
     def trusted_rules(self) -> frozenset[str]:
         return trusted_rules(self.trust)
 
+    def evaluation_weights(self) -> dict[str, float]:
+        """The evaluation's weights that differ from the released ones, by the patched
+        search's names."""
+        return {term: getattr(self, option) for option, term in EVALUATION_WEIGHTS.items()
+                if getattr(self, option) != 1.0}  # fmt: skip
+
     def patched_search(self) -> bool:
         """Whether the searches need the shipped patch's ``mcts_with_options``."""
         return (self.opponent != "search" or self.boost_value != 1.0
-                or self.opponent_boost_value != 1.0)  # fmt: skip
+                or self.opponent_boost_value != 1.0 or bool(self.evaluation_weights()))  # fmt: skip
 
     def __post_init__(self) -> None:
         for f in fields(self):  # spec values arrive typed literally: 1 for 1.0
@@ -226,13 +270,13 @@ class EngineOptions:
         if not self.opponent_unnamed >= 0.0:
             raise ValueError("opponent_unnamed is the weight of an option the prior cannot "
                              "name (0 or more)")  # fmt: skip
-        for name in ("boost_value", "opponent_boost_value"):
+        for name in ("boost_value", "opponent_boost_value", *EVALUATION_WEIGHTS):
             if not getattr(self, name) >= 0.0:
-                raise ValueError(f"{name} is a weight of the stat boosts in the engine's "
-                                 "evaluation (0 or more; 1: as released)")  # fmt: skip
+                raise ValueError(f"{name} is a weight of a term of the engine's evaluation "
+                                 "(0 or more; 1: as released)")  # fmt: skip
         if self.threads > 1 and self.patched_search():
-            raise ValueError("opponent=prior and the boosts' weights search on one thread: "
-                             "threads=1")  # fmt: skip
+            raise ValueError("opponent=prior and the evaluation's weights search on one "
+                             "thread: threads=1")  # fmt: skip
         if self.opponent != "search" and self.reply != "none":
             raise ValueError("opponent=prior and reply=prior both answer the prior's "
                              "prediction: use one of them")  # fmt: skip
@@ -278,10 +322,11 @@ class EnginePolicy(Policy):
         super().__init__(seed)
         self.options = EngineOptions(**options)
         self.engine = import_engine()
-        if self.options.patched_search() and not hasattr(self.engine, ENGINE_SEARCH):
+        if self.options.patched_search() and not hasattr(self.engine, ENGINE_WEIGHTS):
             raise EngineMissingError(
-                f"opponent=prior and the boosts' weights need poke-engine's {ENGINE_SEARCH}, "
-                f"which the installed build lacks: {BUILD_HINT}."
+                f"opponent=prior and the evaluation's weights need poke-engine's "
+                f"{ENGINE_SEARCH} with its weights, which the installed build lacks: "
+                f"{BUILD_HINT}."
             )
         self.latencies: list[float] = []
         self.cpu_seconds: list[float] = []
@@ -520,8 +565,9 @@ class EnginePolicy(Policy):
         """poke-engine's MCTS on ``state``: ``iterations`` if set, else an equal share of
         what is left of ``budget`` among the ``searches_left`` searches still to run. With
         ``prior`` (the opponent's probabilities by the engine's option names), its root
-        move is drawn from them (``opponent=prior``); ``boost_value`` and
-        ``opponent_boost_value`` weigh each side's boosts."""
+        move is drawn from them (``opponent=prior``); ``boost_value``,
+        ``opponent_boost_value`` and the other weights (:data:`EVALUATION_WEIGHTS`) weigh
+        the evaluation's terms."""
         o = self.options
         ms = 0
         if not o.iterations:
@@ -529,7 +575,7 @@ class EnginePolicy(Policy):
         if o.patched_search():
             raw = getattr(self.engine, ENGINE_SEARCH)(
                 state, ms, o.iterations, prior or {}, o.opponent_unnamed, o.opponent_weight,
-                o.boost_value, o.opponent_boost_value,
+                o.boost_value, o.opponent_boost_value, o.evaluation_weights(),
             )  # fmt: skip
             return self.engine.MctsResult._from_rust(raw)
         if o.iterations:

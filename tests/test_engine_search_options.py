@@ -1,7 +1,8 @@
 """The shipped patch's search, ``mcts_with_options``: poke-engine's MCTS with side two's
-root move drawn from a given distribution (``engine:opponent=prior``) and a weight on the
-stat boosts in its evaluation (``engine:boost_value``); the prior's probabilities by the
-engine's option names, the options, and the agent on live battles.
+root move drawn from a given distribution (``engine:opponent=prior``) and weights on the
+terms of its evaluation (``engine:boost_value``, ``alive_value``, ``score_scale``, ...);
+the prior's probabilities by the engine's option names, the options, and the agent on
+live battles.
 
 The tests of the real module fail, never skip, when the engine is missing (``make setup``
 builds it)."""
@@ -23,7 +24,7 @@ from pokegym.world.data import to_id
 from policies import engine as engine_agent
 from policies.core.battle import legal_actions
 from policies.core.engine_reply import reply_probabilities
-from policies.engine import ENGINE_SEARCH, EngineOptions, EnginePolicy
+from policies.engine import ENGINE_SEARCH, EVALUATION_WEIGHTS, EngineOptions, EnginePolicy
 
 CACHED_SDIST = source.engine_home() / "sdist" / source.SDIST_NAME
 
@@ -34,9 +35,10 @@ def pe():
 
 
 def _search(pe, prior, *, unnamed=0.0, weight=1.0, iterations=3000, boosts=(1.0, 1.0),
-            state=None):  # fmt: skip
+            state=None, weights=None):  # fmt: skip
     state = _state(pe) if state is None else state
-    raw = getattr(pe, ENGINE_SEARCH)(state, 0, iterations, prior, unnamed, weight, *boosts)
+    raw = getattr(pe, ENGINE_SEARCH)(state, 0, iterations, prior, unnamed, weight, *boosts,
+                                     weights or {})  # fmt: skip
     result = pe.MctsResult._from_rust(raw)
     return result, {o.move_choice.lower(): o.visits for o in result.side_two}
 
@@ -57,7 +59,9 @@ def test_the_search_patch_applies_to_the_sdist_and_the_debian_port_after_it(tmp_
     assert "pub fn perform_mcts_with_root_prior(" in mcts and "pub fn perform_mcts(" in mcts
     binding = (tree / "poke-engine-py/src/lib.rs").read_text()
     assert f"wrap_pyfunction!({ENGINE_SEARCH}, m)" in binding
-    assert "boost * get_boost_multiplier(" in (tree / "src/genx/evaluate.rs").read_text()
+    evaluate = (tree / "src/genx/evaluate.rs").read_text()
+    assert "boost * get_boost_multiplier(" in evaluate and "w.alive * POKEMON_ALIVE" in evaluate
+    assert "score_scale() * x" in mcts
     registry_tree = {p: (tree / p).read_bytes() for p in first}
     source.apply_patch(tree, source.PATCH.read_text())  # the debian path: the port after it
     assert "rand::rng" not in (tree / "src/mcts.rs").read_text()
@@ -142,6 +146,47 @@ def test_the_boosts_weight_changes_what_setting_up_is_worth(pe):
     assert sd.total_score / sd.visits == pytest.approx(_mean_score(full, "swordsdance"), abs=0.03)
 
 
+def test_the_weight_of_a_pokemon_alive_changes_what_a_knock_out_is_worth(pe):
+    """Earthquake knocks out a Pikachu that stays in: weighing each Pokémon alive at 3
+    raises its score (0.07 in repeated runs), at 0 lowers it (0.045); the weights are put
+    back after each search."""
+    stays = {"quickattack": 1.0}
+    released, _ = _search(pe, stays, iterations=4000)
+    more, _ = _search(pe, stays, iterations=4000, weights={"alive": 3.0})
+    none, _ = _search(pe, stays, iterations=4000, weights={"alive": 0.0})
+    again, _ = _search(pe, stays, iterations=4000)
+    assert _mean_score(more, "earthquake") > _mean_score(released, "earthquake") + 0.03
+    assert _mean_score(none, "earthquake") < _mean_score(released, "earthquake") - 0.02
+    assert _mean_score(again, "earthquake") == pytest.approx(
+        _mean_score(released, "earthquake"), abs=0.02)  # fmt: skip
+
+
+def test_the_scale_of_the_sigmoid(pe):
+    """At scale 0 every leaf short of the battle's end is worth 0.5 whatever its score; at
+    2 the scores spread further from it than as released (Earthquake into a Pikachu that
+    stays in: 0.78 as released, 0.89 at 2)."""
+    flat, _ = _search(pe, {}, weight=0.0, iterations=3000, weights={"scale": 0.0})
+    assert all(abs(o.total_score / o.visits - 0.5) < 0.02 for o in flat.side_one)
+    stays = {"quickattack": 1.0}
+    released, _ = _search(pe, stays, iterations=3000)
+    steep, _ = _search(pe, stays, iterations=3000, weights={"scale": 2.0})
+    assert _mean_score(steep, "earthquake") > _mean_score(released, "earthquake") + 0.05
+
+
+def test_a_weight_the_engine_does_not_know_is_refused_by_name(pe):
+    assert "alive" in pe.evaluation_weights() and "scale" in pe.evaluation_weights()
+    with pytest.raises(ValueError, match='unknown evaluation weight "alve"; known: boost'):
+        _search(pe, {}, iterations=100, weights={"alve": 2.0})
+    assert set(EVALUATION_WEIGHTS.values()) <= set(pe.evaluation_weights())
+
+
+def test_the_agent_passes_only_the_weights_it_changes():
+    assert EngineOptions().evaluation_weights() == {}
+    options = EngineOptions(alive_value=2, score_scale=0.5, hp_value=1.0)
+    assert options.evaluation_weights() == {"alive": 2.0, "scale": 0.5}
+    assert options.patched_search()
+
+
 # ---------------------------------------------------------- the prior by engine names
 def test_the_priors_probabilities_carry_the_engines_names():
     model, state = _recorded_state()
@@ -167,6 +212,8 @@ def test_a_side_with_one_choice_has_no_probabilities():
 # ------------------------------------------------------------------------- the agent
 @pytest.mark.parametrize("options,word", [
     ({"boost_value": -1.0}, "boost_value"), ({"opponent_boost_value": -1}, "opponent_boost"),
+    ({"alive_value": -0.5}, "alive_value"), ({"score_scale": -1}, "score_scale"),
+    ({"alive_value": 2.0, "threads": 2}, "threads"),
     ({"boost_value": 0.5, "threads": 2}, "threads"),
     ({"opponent": "maybe"}, "opponent"), ({"opponent": "prior", "opponent_weight": 1.5},
                                           "opponent_weight"),
@@ -186,6 +233,11 @@ def test_an_engine_built_without_the_patch_is_one_error_naming_the_build(monkeyp
         EnginePolicy(boost_value=0.5)
     with pytest.raises(EngineMissingError, match="pokegym engine build"):
         EnginePolicy(opponent_boost_value=2.0)
+    # A build of the patch before the evaluation's weights: mcts_with_options alone.
+    earlier = SimpleNamespace(mcts_with_options=lambda *args: None)
+    monkeypatch.setattr(engine_agent, "import_engine", lambda: earlier)
+    with pytest.raises(EngineMissingError, match="pokegym engine build"):
+        EnginePolicy(alive_value=2.0)
     EnginePolicy()  # the default does not need it
 
 
@@ -200,7 +252,7 @@ def test_no_prior_where_only_we_switch():
 @pytest.mark.slow
 @pytest.mark.parametrize("battle_format", ["gen9randombattle", "gen9ou"])
 def test_the_engine_with_the_prior_at_its_root_plays_legal_orders(battle_format):
-    spec = "engine:iterations=300,samples=2,opponent=prior,boost_value=0.5"
+    spec = "engine:iterations=300,samples=2,opponent=prior,boost_value=0.5,alive_value=2"
     made = _register_made("engine_root_prior", spec)
     result = _play("engine_root_prior", "simple_heuristics", 2, 17, battle_format)
     assert result.record("engine_root_prior")["battles"] == 2
