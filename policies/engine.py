@@ -573,8 +573,11 @@ class EnginePolicy(Policy):
         if not o.iterations:
             ms = max(1, int(1000 * seconds_left(budget, started, self.clock()) / searches_left))
         if o.patched_search():
+            # The opponent's root move comes from the prior only with opponent=prior: with
+            # no prior, unnamed options would still make a (uniform) distribution.
+            drawn = o.opponent_weight if o.opponent == "prior" else 0.0
             raw = getattr(self.engine, ENGINE_SEARCH)(
-                state, ms, o.iterations, prior or {}, o.opponent_unnamed, o.opponent_weight,
+                state, ms, o.iterations, prior or {}, o.opponent_unnamed, drawn,
                 o.boost_value, o.opponent_boost_value, o.evaluation_weights(),
             )  # fmt: skip
             return self.engine.MctsResult._from_rust(raw)

@@ -187,6 +187,18 @@ def test_the_agent_passes_only_the_weights_it_changes():
     assert options.patched_search()
 
 
+@pytest.mark.parametrize("options", [{"alive_value": 1.5}, {"boost_value": 0.5}])
+def test_weights_alone_leave_the_opponents_root_move_to_the_search(pe, options):
+    """With the evaluation's weights and ``opponent=search``, side two's root move is the
+    engine's own choice (UCB1: the switch to Rotom-Wash, which Thunderbolt cannot touch),
+    not drawn: no prior must not become a uniform draw over its options."""
+    agent = EnginePolicy(iterations=3000, **options)
+    result = agent._run(_state(pe), agent.options.budget, agent.clock(), 1)
+    theirs = {o.move_choice.lower(): o.visits for o in result.side_two}
+    assert max(theirs, key=lambda n: theirs[n]) == "switch rotomwash"
+    assert theirs["switch rotomwash"] > 0.5 * result.total_visits
+
+
 # ---------------------------------------------------------- the prior by engine names
 def test_the_priors_probabilities_carry_the_engines_names():
     model, state = _recorded_state()
