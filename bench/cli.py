@@ -26,6 +26,7 @@ BENCHMARKS = {
     "llm_value_probe": "how much each leaf evaluator knows about who wins",
     "memory_value": "whether the experience memory knows who wins better than its network",
     "opponent_oracle": "what knowing the opponent would be worth to the distilled agent",
+    "evaluation_fit": "poke-engine's evaluation terms fitted to how recorded battles ended",
     "engine_oracle": "what knowing the opponent's whole team would be worth to the engine agent",
     "belief_accuracy": "how often the belief's guesses of the seen Pokémon's sets are right",
     "opponent_prediction": "how well the engine's search and the fitted prior predict the opponent",

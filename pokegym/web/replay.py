@@ -13,6 +13,7 @@ import html
 import json
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,31 +99,20 @@ def read_replay(path: str | Path) -> ReplayLog:
     return ReplayLog(str(path), lines, (players[0], players[1]), gen, format_name)
 
 
-def replay_frames(
-    replay: ReplayLog, names: GameNames, sprites: SpriteIndex | None = None
-) -> list[dict[str, Any]]:
-    """One frame per turn start plus the end: ``{"turn", "view", "events", "result"}``.
-
-    ``events`` are the sentences of what happened since the previous frame.
-    """
+def replay_battle(replay: ReplayLog) -> ShowdownBattle:
+    """An empty poke-env battle seen from side p1, ready for :func:`turn_starts`."""
     battle = ShowdownBattle("battle-replay", replay.players[0], logger, replay.gen)
     # As for a live battle on the simulator: without a title the opponent stays unnamed.
     battle.parse_message(["", "init", "battle"])
     battle.parse_message(["", "title", f"{replay.players[0]} vs. {replay.players[1]}"])
-    events = BattleEvents(battle, names)
-    frames: list[dict[str, Any]] = []
+    return battle
+
+
+def turn_starts(replay: ReplayLog, battle: ShowdownBattle) -> Iterator[str | None]:
+    """Feeds the replay's lines into ``battle`` and pauses at the start of every turn (the
+    state at the end of the previous one; the leads for turn 1) and at the end, yielding
+    the result so far (``"p1 won."``, a tie, or None)."""
     result: str | None = None
-
-    def frame() -> None:
-        frames.append(
-            {
-                "turn": battle.turn,
-                "view": battle_view(battle, names, sprites=sprites, exact_hp=False),
-                "events": events.new(),
-                "result": result,
-            }
-        )
-
     started = False
     for line in replay.lines:
         parts = line.split("|")
@@ -136,13 +126,31 @@ def replay_frames(
             result = "The battle ended in a tie."
             continue
         if kind == "turn" and started:
-            frame()  # the state at the end of the previous turn (the leads for turn 1)
+            yield result
         try:
             battle.parse_message(parts)
         except Exception as exc:  # one odd line must not cost the whole replay
             logger.debug("replay line %r skipped: %s", line, exc)
         if kind in ("switch", "drag", "teampreview", "turn"):
             started = True
-    frame()
-    frames[-1]["result"] = result
-    return frames
+    yield result
+
+
+def replay_frames(
+    replay: ReplayLog, names: GameNames, sprites: SpriteIndex | None = None
+) -> list[dict[str, Any]]:
+    """One frame per turn start plus the end: ``{"turn", "view", "events", "result"}``.
+
+    ``events`` are the sentences of what happened since the previous frame.
+    """
+    battle = replay_battle(replay)
+    events = BattleEvents(battle, names)
+    return [
+        {
+            "turn": battle.turn,
+            "view": battle_view(battle, names, sprites=sprites, exact_hp=False),
+            "events": events.new(),
+            "result": result,
+        }
+        for result in turn_starts(replay, battle)
+    ]
