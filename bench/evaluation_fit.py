@@ -3,10 +3,13 @@
 The ``engine`` agent's search scores its leaves with poke-engine's hand-written
 evaluation: for each side, points for each Pokémon alive (30), its HP (100 at full),
 its item (10), its status (−25 for paralysis, ...), the active Pokémon's stat boosts,
-the hazards on its side, Leech Seed, Substitute and confusion, the screens and Tailwind,
-and a used Terastallization (−75); the side two's points are subtracted. Each term's
-weight is an option of the agent (``engine:alive_value=...``, relative to the released
-evaluation, 1.0).
+the hazards on its side, Leech Seed, Substitute and confusion, the screens and Tailwind
+(points for each turn they have left), and a used Terastallization (−75); side two's
+points are subtracted. Each term's weight is an option of the agent
+(``engine:alive_value=...``, relative to the released evaluation, 1.0). The burn rule is
+approximated from what the log shows: −25 for each physical move among those seen
+(scaled to four moves; two if none is seen), halved where the species' base Special
+Attack is above its Attack.
 
 This benchmark reads the battles of ``pokegym compare --replays`` runs: each battle's
 protocol log is fed into a poke-env battle seen from p1 (as ``pokegym replay`` does) and
@@ -18,6 +21,10 @@ yet seen count as alive, at full HP, healthy, holding an item). Two logistic mod
 - ``released``: the released evaluation's score (p1 − p2) with one fitted slope;
 - ``per term``: one coefficient per term. A term's coefficient over the released
   model's slope is the multiplier of its option that the battles' outcomes favour.
+
+Both also carry a column per agent of the runs (+1 when it played p1, −1 when it played
+p2): the stronger agent wins more from the same positions, and without these columns
+whatever it does more often (a Tera, hazards of its own) would pass for a term's worth.
 
 Both are judged on battles they were not fitted on (5 folds by battle: log loss); the
 multipliers carry a bootstrap interval over battles (the turns of one battle are not
@@ -35,6 +42,7 @@ import argparse
 import json
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +51,7 @@ from poke_env.battle import AbstractBattle, Effect, MoveCategory, Pokemon, SideC
 
 from bench.paired import _battles
 from pokegym.web.replay import ReplayError, read_replay, replay_battle, turn_starts
+from policies.core.engine_state import turns_left
 from train.metrics import log_loss
 
 # The terms, by the engine agent's option names, in the order of the feature columns.
@@ -54,10 +63,13 @@ STATUS_POINTS = {Status.FRZ: -40.0, Status.SLP: -25.0, Status.PAR: -25.0, Status
                  Status.PSN: -10.0}  # fmt: skip
 POISON_ABILITIES = {"poisonheal": 15.0, "guts": 10.0, "marvelscale": 10.0, "quickfeet": 10.0,
                     "toxicboost": 10.0, "magicguard": 10.0}  # fmt: skip
-CONDITION_POINTS = {SideCondition.REFLECT: 20.0, SideCondition.LIGHT_SCREEN: 20.0,
-                    SideCondition.AURORA_VEIL: 40.0, SideCondition.SAFEGUARD: 5.0,
-                    SideCondition.TAILWIND: 7.0}  # fmt: skip
+# Points a turn left (the engine counts a screen's turns left: Reflect with 5 turns to go
+# is 100 points), and each condition's duration.
+CONDITION_POINTS = {SideCondition.REFLECT: (20.0, 5), SideCondition.LIGHT_SCREEN: (20.0, 5),
+                    SideCondition.AURORA_VEIL: (40.0, 5), SideCondition.SAFEGUARD: (5.0, 5),
+                    SideCondition.TAILWIND: (7.0, 4)}  # fmt: skip
 VOLATILE_POINTS = {Effect.LEECH_SEED: -30.0, Effect.SUBSTITUTE: 40.0, Effect.CONFUSION: -20.0}
+FOLDS = 5  # held-out log loss: battles in 5 folds
 logging.getLogger("pokegym.replay").setLevel(logging.ERROR)
 
 
@@ -91,7 +103,10 @@ def status_points(mon: Pokemon) -> float:
 
 
 def _grounded(mon: Pokemon) -> bool:
-    return "flying" not in {t.name.lower() for t in mon.types} and mon.ability != "levitate"
+    if mon.item == "ironball":
+        return True
+    airborne = "flying" in {t.name.lower() for t in mon.types} or mon.ability == "levitate"
+    return not airborne and mon.item != "airballoon"
 
 
 def hazard_points(mon: Pokemon | None, conditions: dict[SideCondition, int]) -> float:
@@ -101,17 +116,18 @@ def hazard_points(mon: Pokemon | None, conditions: dict[SideCondition, int]) -> 
     grounded = mon is None or _grounded(mon)
     points = 0.0
     if mon is None or mon.ability != "magicguard":
-        points += -10.0 * bool(conditions.get(SideCondition.STEALTH_ROCK))
+        points += -10.0 * (SideCondition.STEALTH_ROCK in conditions)
         if grounded:
             points += -7.0 * conditions.get(SideCondition.SPIKES, 0)
             points += -7.0 * conditions.get(SideCondition.TOXIC_SPIKES, 0)
     if grounded:
-        points += -25.0 * bool(conditions.get(SideCondition.STICKY_WEB))
+        points += -25.0 * (SideCondition.STICKY_WEB in conditions)
     return points
 
 
 def side_terms(team: dict[str, Pokemon], size: int, active: Pokemon | None,
-               conditions: dict[SideCondition, int], used_tera: bool) -> np.ndarray:  # fmt: skip
+               conditions: dict[SideCondition, int], used_tera: bool,
+               turn: int) -> np.ndarray:  # fmt: skip
     """One side's points per term (in :data:`TERMS`' order), released weights inside."""
     terms = np.zeros(len(TERMS))
     alive = [mon for mon in team.values() if not mon.fainted]
@@ -134,7 +150,11 @@ def side_terms(team: dict[str, Pokemon], size: int, active: Pokemon | None,
     if active is not None and not active.fainted:
         terms[0] = boost_points(active.boosts)
         terms[6] = sum(v for effect, v in VOLATILE_POINTS.items() if effect in active.effects)
-    terms[7] = sum(v for c, v in CONDITION_POINTS.items() if conditions.get(c))
+    terms[7] = sum(
+        points * turns_left(conditions[c], turn, duration)
+        for c, (points, duration) in CONDITION_POINTS.items()
+        if c in conditions
+    )
     terms[8] = -75.0 * used_tera
     return terms
 
@@ -143,10 +163,10 @@ def turn_terms(battle: AbstractBattle) -> np.ndarray:
     """p1's terms minus p2's at this point of the battle (``battle`` seen from p1)."""
     sizes = battle._team_size  # poke-env keeps |teamsize| only there
     ours = side_terms(battle.team, sizes.get("p1", 6), battle.active_pokemon,
-                      battle.side_conditions, battle.used_tera)  # fmt: skip
+                      battle.side_conditions, battle.used_tera, battle.turn)  # fmt: skip
     theirs = side_terms(battle.opponent_team, sizes.get("p2", 6),
                         battle.opponent_active_pokemon, battle.opponent_side_conditions,
-                        battle.opponent_used_tera)  # fmt: skip
+                        battle.opponent_used_tera, battle.turn)  # fmt: skip
     return ours - theirs
 
 
@@ -164,9 +184,27 @@ def battle_rows(replay_path: str | Path) -> tuple[np.ndarray, float] | None:
     return np.array(rows), float(result == p1)
 
 
-def collect(folders: Iterable[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The turns' terms, their battles' outcomes, and each turn's battle number."""
-    xs, ys, groups = [], [], []
+@dataclass(frozen=True)
+class Turns:
+    """The turns of the battles read: ``terms`` (p1 − p2, one column per :data:`TERMS`),
+    ``players`` (+1 where the agent of that column played p1, −1 where it played p2; one
+    column per agent but the first, so that how strong each agent is does not pass for a
+    term's worth), whether p1 won, and each turn's battle number."""
+
+    terms: np.ndarray
+    players: np.ndarray
+    won: np.ndarray
+    battle: np.ndarray
+    agents: tuple[str, ...]
+
+    def take(self, rows: np.ndarray) -> Turns:
+        return Turns(self.terms[rows], self.players[rows], self.won[rows], self.battle[rows],
+                     self.agents)  # fmt: skip
+
+
+def collect(folders: Iterable[Path]) -> Turns:
+    """The turns of every battle with a replay and a winner in the given runs."""
+    found: list[tuple[np.ndarray, float, str, str]] = []
     for folder in folders:
         for record in _battles(folder):
             replay = record.get("replay")
@@ -176,26 +214,43 @@ def collect(folders: Iterable[Path]) -> tuple[np.ndarray, np.ndarray, np.ndarray
                 got = battle_rows(replay)
             except ReplayError:
                 continue
-            if got is None:
-                continue
-            rows, won = got
-            xs.append(rows)
-            ys.append(np.full(len(rows), won))
-            groups.append(np.full(len(rows), len(groups)))
-    if not xs:
-        raise SystemExit("no battle with a replay and a winner in the given runs "
-                         "(run pokegym compare with --replays)")  # fmt: skip
-    return np.concatenate(xs), np.concatenate(ys), np.concatenate(groups)
+            if got is not None:
+                found.append((got[0], got[1], str(record.get("p1")), str(record.get("p2"))))
+    if len(found) < FOLDS:
+        raise SystemExit(
+            f"{len(found)} battle(s) with a replay and a winner in the given runs; the fit "
+            f"needs {FOLDS} at least (run pokegym compare with --replays)"
+        )
+    agents = tuple(sorted({name for _, _, p1, p2 in found for name in (p1, p2)}))
+    column = {name: k - 1 for k, name in enumerate(agents)}  # the first agent: no column
+    players = []
+    for rows, _, p1, p2 in found:
+        sides = np.zeros((len(rows), len(agents) - 1))
+        for name, sign in ((p1, 1.0), (p2, -1.0)):
+            if column[name] >= 0:
+                sides[:, column[name]] += sign
+        players.append(sides)
+    return Turns(
+        terms=np.concatenate([rows for rows, _, _, _ in found]),
+        players=np.concatenate(players),
+        won=np.concatenate([np.full(len(rows), won) for rows, won, _, _ in found]),
+        battle=np.concatenate([np.full(len(f[0]), k) for k, f in enumerate(found)]),
+        agents=agents,
+    )
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-6, steps: int = 30) -> np.ndarray:
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-6, steps: int = 50) -> np.ndarray:
     """Coefficients of P(y) = σ(x·w), no intercept, symmetric in the sides: each row is
     also counted as (−x, 1 − y). Newton's method with a small ridge."""
     xs = np.vstack([x, -x])
     ys = np.concatenate([y, 1.0 - y])
     w = np.zeros(x.shape[1])
     for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(xs @ w)))
+        p = _sigmoid(xs @ w)
         gradient = xs.T @ (p - ys) / len(ys) + l2 * w
         hessian = (xs * (p * (1 - p))[:, None]).T @ xs / len(ys) + l2 * np.eye(len(w))
         step = np.linalg.solve(hessian, gradient)
@@ -205,62 +260,74 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-6, steps: int = 30
     return w
 
 
-def multipliers(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Each term's fitted coefficient over the released evaluation's fitted slope."""
-    slope = fit_logistic(x.sum(axis=1, keepdims=True), y)[0]
-    return fit_logistic(x, y) / slope
+def _released(turns: Turns) -> np.ndarray:
+    return np.column_stack([turns.terms.sum(axis=1), turns.players])
 
 
-def held_out_log_loss(x: np.ndarray, y: np.ndarray, groups: np.ndarray,
-                      folds: int = 5) -> tuple[float, float]:  # fmt: skip
+def _per_term(turns: Turns) -> np.ndarray:
+    return np.column_stack([turns.terms, turns.players])
+
+
+def slope(turns: Turns) -> float:
+    """The released evaluation's fitted slope (a point's weight in the log-odds)."""
+    return float(fit_logistic(_released(turns), turns.won)[0])
+
+
+def multipliers(turns: Turns) -> np.ndarray:
+    """Each term's fitted coefficient over the released evaluation's fitted slope (NaN
+    where that slope is not positive: the released score does not predict the winner)."""
+    released = slope(turns)
+    if not released > 1e-9:
+        return np.full(len(TERMS), np.nan)
+    return fit_logistic(_per_term(turns), turns.won)[: len(TERMS)] / released
+
+
+def held_out_log_loss(turns: Turns) -> tuple[float, float]:
     """(released with its slope, per term): log loss on battles left out of the fit."""
-    fold = groups % folds
+    fold = turns.battle % FOLDS
     losses: list[tuple[float, float]] = []
-    for k in range(folds):
-        train, test = fold != k, fold == k
-        slope = fit_logistic(x[train].sum(axis=1, keepdims=True), y[train])[0]
-        w = fit_logistic(x[train], y[train])
-        released = 1.0 / (1.0 + np.exp(-slope * x[test].sum(axis=1)))
-        per_term = 1.0 / (1.0 + np.exp(-(x[test] @ w)))
-        losses.append((log_loss(released, y[test]), log_loss(per_term, y[test])))
+    for k in range(FOLDS):
+        train, test = turns.take(fold != k), turns.take(fold == k)
+        released = _sigmoid(_released(test) @ fit_logistic(_released(train), train.won))
+        per_term = _sigmoid(_per_term(test) @ fit_logistic(_per_term(train), train.won))
+        losses.append((log_loss(released, test.won), log_loss(per_term, test.won)))
     mean = np.mean(losses, axis=0)
     return float(mean[0]), float(mean[1])
 
 
-def bootstrap(x: np.ndarray, y: np.ndarray, groups: np.ndarray, draws: int,
-              seed: int) -> np.ndarray:  # fmt: skip
+def bootstrap(turns: Turns, draws: int, seed: int) -> np.ndarray:
     """The multipliers refitted on battles drawn with replacement: (draws, terms)."""
     rng = np.random.default_rng(seed)
-    rows_of = [np.flatnonzero(groups == g) for g in range(int(groups.max()) + 1)]
+    rows_of = [np.flatnonzero(turns.battle == g) for g in range(int(turns.battle.max()) + 1)]
     out = []
     for _ in range(draws):
         picked = rng.integers(0, len(rows_of), len(rows_of))
-        rows = np.concatenate([rows_of[g] for g in picked])
-        out.append(multipliers(x[rows], y[rows]))
+        out.append(multipliers(turns.take(np.concatenate([rows_of[g] for g in picked]))))
     return np.array(out)
 
 
-def report(x: np.ndarray, y: np.ndarray, groups: np.ndarray, draws: int,
-           seed: int) -> dict[str, Any]:  # fmt: skip
-    fitted = multipliers(x, y)
-    spread = bootstrap(x, y, groups, draws, seed)
-    released, per_term = held_out_log_loss(x, y, groups)
-    present = np.abs(x).sum(axis=0) > 0
+def report(turns: Turns, draws: int, seed: int) -> dict[str, Any]:
+    fitted = multipliers(turns)
+    spread = bootstrap(turns, draws, seed)
+    released, per_term = held_out_log_loss(turns)
+    present = np.abs(turns.terms).sum(axis=0) > 0
+    first_turns = np.unique(turns.battle, return_index=True)[1]
     return {
-        "battles": int(groups.max()) + 1,
-        "turns": len(y),
-        "p1_won": float(y[np.unique(groups, return_index=True)[1]].mean()),
+        "battles": int(turns.battle.max()) + 1,
+        "turns": len(turns.won),
+        "agents": list(turns.agents),
+        "p1_won": float(turns.won[first_turns].mean()),
         "held_out_log_loss": {
             "released": released,
             "per_term": per_term,
             "coin": float(np.log(2)),
         },
-        "slope": float(fit_logistic(x.sum(axis=1, keepdims=True), y)[0]),
+        "slope": slope(turns),
         "multipliers": {
             term: {
                 "fitted": float(fitted[i]),
-                "low": float(np.percentile(spread[:, i], 2.5)),
-                "high": float(np.percentile(spread[:, i], 97.5)),
+                "low": float(np.nanpercentile(spread[:, i], 2.5)),
+                "high": float(np.nanpercentile(spread[:, i], 97.5)),
                 "seen": bool(present[i]),
             }
             for i, term in enumerate(TERMS)
@@ -270,8 +337,13 @@ def report(x: np.ndarray, y: np.ndarray, groups: np.ndarray, draws: int,
 
 def spec(result: dict[str, Any]) -> str:
     """The fitted multipliers as the engine agent's options (terms never seen left out)."""
-    parts = [f"{term}={max(0.0, m['fitted']):.2f}" for term, m in result["multipliers"].items()
-             if m["seen"]]  # fmt: skip
+    parts = []
+    for term, m in result["multipliers"].items():
+        if m["seen"] and np.isfinite(m["fitted"]):
+            value = f"{max(0.0, m['fitted']):.2f}"
+            parts.append(f"{term}={value}")
+            if term == "boost_value":  # the term is both sides' boosts: one weight for both
+                parts.append(f"opponent_boost_value={value}")
     return "engine:" + ",".join(parts)
 
 
@@ -279,8 +351,8 @@ def table(result: dict[str, Any]) -> str:
     loss = result["held_out_log_loss"]
     lines = [
         f"{result['battles']} battles, {result['turns']} turns (p1 won "
-        f"{100 * result['p1_won']:.1f} %); the released evaluation's slope "
-        f"{result['slope']:.4f} a point",
+        f"{100 * result['p1_won']:.1f} %; agents: {', '.join(result['agents'])}); the "
+        f"released evaluation's slope {result['slope']:.4f} a point",
         f"log loss on held-out battles: released {loss['released']:.4f}, per term "
         f"{loss['per_term']:.4f} (a coin: {loss['coin']:.4f})",
         "",
@@ -310,8 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.draws < 2:
         parser.error("--draws is the number of bootstrap draws (2 or more)")
-    x, y, groups = collect(args.runs)
-    result = report(x, y, groups, args.draws, args.seed)
+    result = report(collect(args.runs), args.draws, args.seed)
     print(table(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

@@ -52,6 +52,7 @@ leaves (1.0: as released), and ``alive_value``, ``hp_value``, ... its other term
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, fields
@@ -180,8 +181,9 @@ class EngineOptions:
     item_value: float = 1.0
     """The weight of holding an item (released: 10 points)."""
     status_value: float = 1.0
-    """The weight of the non-volatile statuses (released: −25 for paralysis, sleep or a
-    burn on a physical attacker, −30 for bad poison, ...)."""
+    """The weight of the non-volatile statuses (released: −25 for paralysis or sleep, −30
+    for bad poison, −10 for poison, −40 for freeze, −25 for each physical move of a burned
+    Pokémon, halved for a special attacker; Guts and the like make some of them gains)."""
     hazard_value: float = 1.0
     """The weight of the entry hazards on each side, counted for each Pokémon they would
     hit."""
@@ -271,9 +273,9 @@ class EngineOptions:
             raise ValueError("opponent_unnamed is the weight of an option the prior cannot "
                              "name (0 or more)")  # fmt: skip
         for name in ("boost_value", "opponent_boost_value", *EVALUATION_WEIGHTS):
-            if not getattr(self, name) >= 0.0:
+            if not 0.0 <= getattr(self, name) < math.inf:
                 raise ValueError(f"{name} is a weight of a term of the engine's evaluation "
-                                 "(0 or more; 1: as released)")  # fmt: skip
+                                 "(0 or more, finite; 1: as released)")  # fmt: skip
         if self.threads > 1 and self.patched_search():
             raise ValueError("opponent=prior and the evaluation's weights search on one "
                              "thread: threads=1")  # fmt: skip
@@ -322,12 +324,14 @@ class EnginePolicy(Policy):
         super().__init__(seed)
         self.options = EngineOptions(**options)
         self.engine = import_engine()
-        if self.options.patched_search() and not hasattr(self.engine, ENGINE_WEIGHTS):
-            raise EngineMissingError(
-                f"opponent=prior and the evaluation's weights need poke-engine's "
-                f"{ENGINE_SEARCH} with its weights, which the installed build lacks: "
-                f"{BUILD_HINT}."
-            )
+        if self.options.patched_search():
+            known = getattr(self.engine, ENGINE_WEIGHTS, lambda: [])()
+            if not known or not set(self.options.evaluation_weights()) <= set(known):
+                raise EngineMissingError(
+                    f"opponent=prior and the evaluation's weights need poke-engine's "
+                    f"{ENGINE_SEARCH} with its weights, which the installed build lacks: "
+                    f"{BUILD_HINT}."
+                )
         self.latencies: list[float] = []
         self.cpu_seconds: list[float] = []
         self.iteration_counts: list[int] = []
@@ -573,9 +577,9 @@ class EnginePolicy(Policy):
         if not o.iterations:
             ms = max(1, int(1000 * seconds_left(budget, started, self.clock()) / searches_left))
         if o.patched_search():
-            # The opponent's root move comes from the prior only with opponent=prior: with
-            # no prior, unnamed options would still make a (uniform) distribution.
-            drawn = o.opponent_weight if o.opponent == "prior" else 0.0
+            # The opponent's root move is drawn only from a prior given (opponent=prior, on
+            # a turn it has one): without one, unnamed options would make a uniform draw.
+            drawn = o.opponent_weight if prior else 0.0
             raw = getattr(self.engine, ENGINE_SEARCH)(
                 state, ms, o.iterations, prior or {}, o.opponent_unnamed, drawn,
                 o.boost_value, o.opponent_boost_value, o.evaluation_weights(),

@@ -187,11 +187,13 @@ def test_the_agent_passes_only_the_weights_it_changes():
     assert options.patched_search()
 
 
-@pytest.mark.parametrize("options", [{"alive_value": 1.5}, {"boost_value": 0.5}])
-def test_weights_alone_leave_the_opponents_root_move_to_the_search(pe, options):
-    """With the evaluation's weights and ``opponent=search``, side two's root move is the
-    engine's own choice (UCB1: the switch to Rotom-Wash, which Thunderbolt cannot touch),
-    not drawn: no prior must not become a uniform draw over its options."""
+@pytest.mark.parametrize("options", [{"alive_value": 1.5}, {"boost_value": 0.5},
+                                     {"opponent": "prior"}])  # fmt: skip
+def test_a_search_without_a_prior_leaves_the_opponents_root_move_to_the_search(pe, options):
+    """With the evaluation's weights and ``opponent=search``, or ``opponent=prior`` on a
+    search given no prior (a lead's search, a turn the prior has nothing for), side two's
+    root move is the engine's own choice (UCB1: the switch to Rotom-Wash, which
+    Thunderbolt cannot touch), not drawn: no prior must not become a uniform draw."""
     agent = EnginePolicy(iterations=3000, **options)
     result = agent._run(_state(pe), agent.options.budget, agent.clock(), 1)
     theirs = {o.move_choice.lower(): o.visits for o in result.side_two}
@@ -225,6 +227,7 @@ def test_a_side_with_one_choice_has_no_probabilities():
 @pytest.mark.parametrize("options,word", [
     ({"boost_value": -1.0}, "boost_value"), ({"opponent_boost_value": -1}, "opponent_boost"),
     ({"alive_value": -0.5}, "alive_value"), ({"score_scale": -1}, "score_scale"),
+    ({"hp_value": float("inf")}, "finite"),
     ({"alive_value": 2.0, "threads": 2}, "threads"),
     ({"boost_value": 0.5, "threads": 2}, "threads"),
     ({"opponent": "maybe"}, "opponent"), ({"opponent": "prior", "opponent_weight": 1.5},
@@ -250,6 +253,13 @@ def test_an_engine_built_without_the_patch_is_one_error_naming_the_build(monkeyp
     monkeypatch.setattr(engine_agent, "import_engine", lambda: earlier)
     with pytest.raises(EngineMissingError, match="pokegym engine build"):
         EnginePolicy(alive_value=2.0)
+    # A build that names fewer weights than the agent asks for.
+    names = ["boost", "opponent_boost", "alive"]
+    fewer = SimpleNamespace(mcts_with_options=lambda *args: None, evaluation_weights=lambda: names)
+    monkeypatch.setattr(engine_agent, "import_engine", lambda: fewer)
+    EnginePolicy(alive_value=2.0)
+    with pytest.raises(EngineMissingError, match="pokegym engine build"):
+        EnginePolicy(score_scale=2.0)
     EnginePolicy()  # the default does not need it
 
 

@@ -26,6 +26,7 @@ LOG = """|player|p1|p1||
 |-boost|p1a: Garchomp|atk|2
 |move|p2a: Pikachu|Stealth Rock|p1a: Garchomp
 |-sidestart|p2: p2|move: Stealth Rock
+|-sidestart|p1: p1|Reflect
 |-status|p2a: Pikachu|par
 |-damage|p2a: Pikachu|50/100 par
 |turn|2
@@ -53,10 +54,12 @@ def test_the_terms_of_a_turn_as_the_released_evaluation_counts_them():
     terms = dict(zip(fit.TERMS, fit.turn_terms(battle), strict=True))
     # Garchomp +2 Attack (2.0 x 30); Pikachu at half HP, paralysed (-25), Stealth Rock on
     # p2's side hitting Pikachu and its two unseen team mates (-10 each); items unknown
-    # count as held.
-    assert terms == {"boost_value": 60.0, "alive_value": -30.0, "hp_value": -50.0,
-                     "item_value": -10.0, "status_value": 25.0, "hazard_value": 30.0,
-                     "volatile_value": 0.0, "condition_value": 0.0, "tera_value": 0.0}  # fmt: skip
+    # count as held; p1's Reflect with all 5 turns left (20 points a turn).
+    assert terms == {
+        "boost_value": 60.0, "alive_value": -30.0, "hp_value": -50.0, "item_value": -10.0,
+        "status_value": 25.0, "hazard_value": 30.0, "volatile_value": 0.0,
+        "condition_value": 100.0, "tera_value": 0.0,
+    }  # fmt: skip
 
 
 def test_a_battles_rows_leave_out_the_end_and_carry_the_winner(tmp_path):
@@ -84,12 +87,33 @@ def test_the_fit_finds_the_multipliers_that_made_the_outcomes():
     truth[fit.TERMS.index("hazard_value")] = 0.5
     p = 1.0 / (1.0 + np.exp(-0.0125 * (x @ truth)))
     y = (rng.random(len(p)) < p).astype(float)
-    found = fit.multipliers(x, y)
+    turns = fit.Turns(x, np.zeros((len(y), 0)), y, np.arange(len(y)) // 20, ("a",))
+    found = fit.multipliers(turns)
     # Relative to the released model's slope, which the changed terms pull as well.
     ratio = found / found[fit.TERMS.index("hp_value")]
     assert ratio == pytest.approx(truth, rel=0.1)
     symmetric = fit.fit_logistic(x, y)
     assert np.allclose(fit.fit_logistic(-x, 1.0 - y), symmetric)
+
+
+def test_the_stronger_player_does_not_pass_for_a_terms_worth():
+    """A strong agent that also uses more Tera wins more: with a column for who played
+    p1, the fit gives the win to the player and leaves Tera's multiplier near its truth
+    (1); without it, Tera's cost looks much smaller (here it would even turn positive)."""
+    rng = np.random.default_rng(11)
+    n = 30_000
+    x = rng.normal(0.0, 40.0, size=(n, len(fit.TERMS)))
+    strong_first = rng.random(n) < 0.5
+    side = np.where(strong_first, 1.0, -1.0)
+    tera = fit.TERMS.index("tera_value")
+    x[:, tera] = -75.0 * side * (rng.random(n) < 0.8)  # the strong one terastallizes
+    p = 1.0 / (1.0 + np.exp(-(0.0125 * x.sum(axis=1) + 1.5 * side)))
+    y = (rng.random(n) < p).astype(float)
+    battle = np.arange(n) // 20
+    with_players = fit.Turns(x, side[:, None], y, battle, ("strong", "weak"))
+    without = fit.Turns(x, np.zeros((n, 0)), y, battle, ("strong", "weak"))
+    assert fit.multipliers(with_players)[tera] == pytest.approx(1.0, abs=0.25)
+    assert fit.multipliers(without)[tera] < 0.5
 
 
 @pytest.mark.slow
@@ -106,6 +130,7 @@ def test_the_benchmark_on_battles_the_arena_recorded(tmp_path):
     assert done.returncode == 0, done.stderr
     result = json.loads(result_file.read_text())
     assert result["battles"] == 12 and result["turns"] > 12
+    assert result["agents"] == ["max_power", "random"]
     assert result["multipliers"]["hp_value"]["seen"]
     assert np.isfinite(result["multipliers"]["hp_value"]["fitted"])
     assert "engine:" in done.stdout and "held-out" in done.stdout

@@ -180,10 +180,17 @@ def _pp_of(mon: BattlePokemon) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ sides
+def turns_left(start: int, turn: int, duration: int = SCREEN_TURNS) -> int:
+    """The turns a side condition that began on turn ``start`` (poke-env's value for a
+    screen, Tailwind, Safeguard, Mist) has left on turn ``turn``, as the engine counts
+    them (1 at least while it is up)."""
+    return max(1, duration - max(0, turn - int(start)))
+
+
 def _side_conditions(pe: Any, conditions: Mapping[SideCondition, int], turn: int,
                      toxic_count: int, protect: int = 0) -> Any:  # fmt: skip
     def left(start: int, duration: int = SCREEN_TURNS) -> int:
-        return max(1, duration - max(0, turn - int(start)))
+        return turns_left(start, turn, duration)
 
     # ``protect``: the active Pokémon's successful protections in a row (the engine's
     # chance that one more works is 1/3 to that power)
