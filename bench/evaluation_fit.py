@@ -51,7 +51,7 @@ from poke_env.battle import AbstractBattle, Effect, MoveCategory, Pokemon, SideC
 
 from bench.paired import _battles
 from pokegym.web.replay import ReplayError, read_replay, replay_battle, turn_starts
-from policies.core.engine_state import turns_left
+from policies.core.engine_state import TIMED_CONDITIONS, turns_left
 from train.metrics import log_loss
 
 # The terms, by the engine agent's option names, in the order of the feature columns.
@@ -64,10 +64,10 @@ STATUS_POINTS = {Status.FRZ: -40.0, Status.SLP: -25.0, Status.PAR: -25.0, Status
 POISON_ABILITIES = {"poisonheal": 15.0, "guts": 10.0, "marvelscale": 10.0, "quickfeet": 10.0,
                     "toxicboost": 10.0, "magicguard": 10.0}  # fmt: skip
 # Points a turn left (the engine counts a screen's turns left: Reflect with 5 turns to go
-# is 100 points), and each condition's duration.
-CONDITION_POINTS = {SideCondition.REFLECT: (20.0, 5), SideCondition.LIGHT_SCREEN: (20.0, 5),
-                    SideCondition.AURORA_VEIL: (40.0, 5), SideCondition.SAFEGUARD: (5.0, 5),
-                    SideCondition.TAILWIND: (7.0, 4)}  # fmt: skip
+# is 100 points).
+CONDITION_POINTS = {SideCondition.REFLECT: 20.0, SideCondition.LIGHT_SCREEN: 20.0,
+                    SideCondition.AURORA_VEIL: 40.0, SideCondition.SAFEGUARD: 5.0,
+                    SideCondition.TAILWIND: 7.0}  # fmt: skip
 VOLATILE_POINTS = {Effect.LEECH_SEED: -30.0, Effect.SUBSTITUTE: 40.0, Effect.CONFUSION: -20.0}
 FOLDS = 5  # held-out log loss: battles in 5 folds
 logging.getLogger("pokegym.replay").setLevel(logging.ERROR)
@@ -151,8 +151,8 @@ def side_terms(team: dict[str, Pokemon], size: int, active: Pokemon | None,
         terms[0] = boost_points(active.boosts)
         terms[6] = sum(v for effect, v in VOLATILE_POINTS.items() if effect in active.effects)
     terms[7] = sum(
-        points * turns_left(conditions[c], turn, duration)
-        for c, (points, duration) in CONDITION_POINTS.items()
+        points * turns_left(conditions[c], turn, TIMED_CONDITIONS[c][1])
+        for c, points in CONDITION_POINTS.items()
         if c in conditions
     )
     terms[8] = -75.0 * used_tera

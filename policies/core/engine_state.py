@@ -180,6 +180,17 @@ def _pp_of(mon: BattlePokemon) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ sides
+TIMED_CONDITIONS: dict[SideCondition, tuple[str, int]] = {
+    SideCondition.REFLECT: ("reflect", SCREEN_TURNS),
+    SideCondition.LIGHT_SCREEN: ("light_screen", SCREEN_TURNS),
+    SideCondition.AURORA_VEIL: ("aurora_veil", SCREEN_TURNS),
+    SideCondition.TAILWIND: ("tailwind", 4),
+    SideCondition.SAFEGUARD: ("safeguard", SCREEN_TURNS),
+    SideCondition.MIST: ("mist", SCREEN_TURNS),
+}
+"""The side conditions the engine counts down: its name for each and its duration."""
+
+
 def turns_left(start: int, turn: int, duration: int = SCREEN_TURNS) -> int:
     """The turns a side condition that began on turn ``start`` (poke-env's value for a
     screen, Tailwind, Safeguard, Mist) has left on turn ``turn``, as the engine counts
@@ -189,9 +200,6 @@ def turns_left(start: int, turn: int, duration: int = SCREEN_TURNS) -> int:
 
 def _side_conditions(pe: Any, conditions: Mapping[SideCondition, int], turn: int,
                      toxic_count: int, protect: int = 0) -> Any:  # fmt: skip
-    def left(start: int, duration: int = SCREEN_TURNS) -> int:
-        return turns_left(start, turn, duration)
-
     # ``protect``: the active Pokémon's successful protections in a row (the engine's
     # chance that one more works is 1/3 to that power)
     values: dict[str, int] = {"toxic_count": toxic_count, "protect": protect}
@@ -204,18 +212,9 @@ def _side_conditions(pe: Any, conditions: Mapping[SideCondition, int], turn: int
             values["toxic_spikes"] = min(2, int(value))
         elif condition is SideCondition.STICKY_WEB:
             values["sticky_web"] = 1
-        elif condition is SideCondition.REFLECT:
-            values["reflect"] = left(value)
-        elif condition is SideCondition.LIGHT_SCREEN:
-            values["light_screen"] = left(value)
-        elif condition is SideCondition.AURORA_VEIL:
-            values["aurora_veil"] = left(value)
-        elif condition is SideCondition.TAILWIND:
-            values["tailwind"] = left(value, 4)
-        elif condition is SideCondition.SAFEGUARD:
-            values["safeguard"] = left(value)
-        elif condition is SideCondition.MIST:
-            values["mist"] = left(value)
+        elif condition in TIMED_CONDITIONS:
+            name, duration = TIMED_CONDITIONS[condition]
+            values[name] = turns_left(value, turn, duration)
     return pe.SideConditions(**values)
 
 
