@@ -37,7 +37,8 @@ default: neither showed a gain (docs/experiments/engine.md, sections 8 and 9).
 ``trust=finish`` plays, without a search, the order of the rule-based ``abyssal`` agent
 when its rule for it is one trusted (``finish``: a move that knocks the opponent out
 before it can act), as ``distilled``'s ``trust`` does; off by default, no gain shown
-(docs/experiments/engine.md, section 13).
+(docs/experiments/engine.md, section 13). ``finish=sure`` plays the engine's own sure
+knock-out over the search's choice (:mod:`policies.core.engine_finish`).
 
 ``opponent=prior`` changes whom each search plays against at its root: the opponent's
 first move is drawn from the fitted opponent prior instead of chosen by the engine's
@@ -71,7 +72,9 @@ from policies.base import Policy
 from policies.core.anchors import anchor_policy, trusted_rules
 from policies.core.battle import decision_state, world_action
 from policies.core.deadline import seconds_left
+from policies.core.engine_finish import SearchedGuess, sure_knockouts
 from policies.core.engine_reply import answer, predicted_replies, reply_probabilities
+from policies.core.engine_root import option_name, pooled, root_is_clear
 from policies.core.engine_state import (
     engine_orders,
     engine_state,
@@ -104,6 +107,7 @@ EVALUATION_WEIGHTS = {
 """The options that weigh a term of poke-engine's evaluation (relative to the released
 one, 1.0) and the patched search's name for the term."""
 RERANKS = ("none", "value", "heuristic")
+FINISHES = ("search", "sure")
 
 
 @dataclass(frozen=True)
@@ -223,6 +227,10 @@ class EngineOptions:
     search, joined by ``+`` (names in :data:`~policies.core.anchors.ANCHOR_RULES`; e.g.
     ``finish``: a move that knocks the opponent out before it can act); empty: none."""
 
+    finish: str = "search"
+    """``sure``: play a sure knock-out where one exists (the most visited one) over the
+    search's choice (:mod:`policies.core.engine_finish`); ``search``: the search's choice."""
+
     def trusted_rules(self) -> frozenset[str]:
         return trusted_rules(self.trust)
 
@@ -307,6 +315,8 @@ class EngineOptions:
         if not 0.0 < self.first < 1.0:
             raise ValueError("first is the share of budget for the first search, in (0, 1)")
         trusted_rules(self.trust)  # names the valid rules when one is not
+        if self.finish not in FINISHES:
+            raise ValueError(f"finish is one of {', '.join(FINISHES)}, not {self.finish!r}")
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip
@@ -343,6 +353,8 @@ class EnginePolicy(Policy):
         self._report: dict[str, Any] | None = None
         self._opponent_shares: dict[str, float] = {}
         self._guesses: list[tuple[dict[str, Any], list[Any]]] = []
+        self._searched: list[SearchedGuess] = []
+        self._usage: dict[str, float] = {}
         self._opponent_prior: tuple[Any, Any] | None = None
         self.replies_searched = 0
         """Decisions where ``reply=prior`` searched against predicted replies."""
@@ -405,6 +417,8 @@ class EnginePolicy(Policy):
                         battle.turn, sorted(shares), sorted(orders))  # fmt: skip
             return next(iter(orders.values()))
         name = self.pick(legal)
+        if self.options.finish == "sure" and not battle.force_switch:
+            name = self._finish(legal, name)
         if self.answers_replies(battle):
             try:
                 name = self._answer_replies(battle, legal, name, started)
@@ -490,7 +504,7 @@ class EnginePolicy(Policy):
             budget = o.budget * (1.0 - o.reply_time)
         if o.extend:
             budget = o.budget * o.first
-        self._guesses = []
+        self._guesses, self._searched = [], []
         shares, opponent, iterations = self._search_guesses(battle, dex, belief, budget, started)
         ours = shares if legal is None else {n: v for n, v in shares.items() if n in legal}
         if o.extend:
@@ -525,15 +539,38 @@ class EnginePolicy(Policy):
             prior = self._root_prior(battle, guess)
             self.prior_searches += bool(prior)
             result = self._run(state, budget, started, len(guesses) - i, prior)
+            self._searched.append(SearchedGuess(
+                state, *(tuple(option_name(o.move_choice) for o in side)
+                         for side in (result.side_one, result.side_two))))  # fmt: skip
             total = max(1, result.total_visits)
             iterations += result.total_visits
             for option in result.side_one:
-                name = _option_name(option.move_choice)
+                name = option_name(option.move_choice)
                 shares[name] = shares.get(name, 0.0) + option.visits / total / len(guesses)
             for option in result.side_two:
-                name = _option_name(option.move_choice)
+                name = option_name(option.move_choice)
                 opponent[name] = opponent.get(name, 0.0) + option.visits / total / len(guesses)
         return shares, opponent, iterations
+
+    def _finish(self, shares: dict[str, float], chosen: str) -> str:
+        """``finish=sure``: the most visited sure knock-out among the legal options, where
+        the searches of this decision found one; else ``chosen``."""
+        names = sure_knockouts(self.engine, self._searched, shares)
+        self._count("sure_knockouts", bool(names))
+        if not names or chosen in names:
+            return chosen
+        self._count("finished")
+        return max(names, key=lambda n: shares[n])
+
+    def _count(self, key: str, n: float = 1.0) -> None:
+        self._usage[key] = self._usage.get(key, 0.0) + n
+
+    def pop_usage(self) -> dict[str, float]:
+        """What the arena keeps per battle: decisions with a sure knock-out
+        (``sure_knockouts``), and where one was played over the search's choice
+        (``finished``), since the last call."""
+        usage, self._usage = self._usage, {}
+        return usage
 
     def answers_replies(self, battle: AbstractBattle) -> bool:
         """Whether this decision searches against the opponent's replies (``reply=prior``):
@@ -557,7 +594,7 @@ class EnginePolicy(Policy):
             guess, unseen = self._guesses[k % len(self._guesses)]
             restricted = engine_state(battle, model.dex, guess, unseen, reply=reply)
             result = self._run(restricted, o.budget, started, len(replies) - k)
-            scores = {_option_name(opt.move_choice): (opt.total_score, opt.visits)
+            scores = {option_name(opt.move_choice): (opt.total_score, opt.visits)
                       for opt in result.side_one}  # fmt: skip
             scored.append((p, scores))
         name = answer(shares, scored, o.reply_share, chosen)
@@ -661,26 +698,3 @@ class EnginePolicy(Policy):
         weights = [shares[n] for n in names]
         total = sum(weights)
         return names[int(self.rng.choice(len(names), p=[w / total for w in weights]))]
-
-
-def root_is_clear(shares: dict[str, float], clear: float) -> bool:
-    """Whether the runner-up option has at most ``clear`` of the best one's share (one
-    option or none: clear)."""
-    top = sorted(shares.values(), reverse=True)[:2]
-    return len(top) < 2 or top[1] <= clear * top[0]
-
-
-def pooled(first: dict[str, float], first_weight: float, second: dict[str, float],
-           second_weight: float) -> dict[str, float]:  # fmt: skip
-    """Two searches' shares averaged, each weighed by its iterations (alike if neither
-    ran any)."""
-    total = first_weight + second_weight
-    a, b = (first_weight / total, second_weight / total) if total > 0 else (0.5, 0.5)
-    return {n: a * first.get(n, 0.0) + b * second.get(n, 0.0) for n in first.keys() | second}
-
-
-def _option_name(choice: Any) -> str:
-    """The engine's name of a root option (a string, or a pair in some builds)."""
-    if isinstance(choice, tuple | list):
-        choice = choice[0]
-    return str(choice).lower()

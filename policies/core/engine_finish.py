@@ -1,0 +1,66 @@
+"""Sure knock-outs, as poke-engine plays the turn out.
+
+A move of ours is a *sure knock-out* when, on every guess of the hidden information
+searched this decision and against every move the opponent's active Pokémon can choose
+(not a switch; with or without Terastallization), every chance branch of the turn ends
+with the opponent's Pokémon fainted and ours standing. The turn is the engine's own
+(:func:`poke_engine.generate_instructions`): damage rolls, accuracy, critical hits,
+speed ties, priority, Focus Sash, Sturdy, recoil and the end of the turn are all in its
+branches, so the guarantee needs no rule of its own about who moves first. It says
+nothing about a switch: the Pokémon that comes in takes the move instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+TERA = "-tera"
+
+
+@dataclass(frozen=True)
+class SearchedGuess:
+    """One guess's engine state and the root options its search had for each side, by
+    the engine's names."""
+
+    state: Any
+    ours: tuple[str, ...]
+    theirs: tuple[str, ...]
+
+
+def is_move(option: str) -> bool:
+    """Whether the engine's option name is a move (not a switch, nor a move with Tera)."""
+    return not option.startswith("switch ") and not option.endswith(TERA) and option != "none"
+
+
+def sure_knockouts(engine: Any, guesses: Sequence[SearchedGuess],
+                   candidates: Iterable[str]) -> list[str]:  # fmt: skip
+    """The ``candidates`` (our moves, by the engine's names) that are sure knock-outs on
+    every guess of ``guesses`` (see the module docstring), in the order given. None
+    where a guess gives the opponent no move to choose (it only switches: nothing is in
+    front of us to knock out)."""
+    names = [n for n in candidates if is_move(n)]
+    for guess in guesses:
+        replies = [o for o in guess.theirs if not o.startswith("switch ") and o != "none"]
+        if not replies:
+            return []
+        names = [n for n in names if n in guess.ours
+                 and all(_knocks_out(engine, guess.state, n, r) for r in replies)]  # fmt: skip
+        if not names:
+            return []
+    return names
+
+
+def _knocks_out(engine: Any, state: Any, ours: str, theirs: str) -> bool:
+    """Whether every branch of the turn (``ours`` against ``theirs``) ends with the
+    opponent's active Pokémon fainted and ours standing."""
+    mine = int(state.side_one.active_index)
+    target = int(state.side_two.active_index)
+    for branch in engine.generate_instructions(state, ours, theirs):
+        if branch.percentage <= 0.0:
+            continue
+        after = state.apply_instructions(branch)
+        if after.side_two.pokemon[target].hp > 0 or after.side_one.pokemon[mine].hp <= 0:
+            return False
+    return True
