@@ -16,7 +16,8 @@ from pokegym.world.history import weather_turns_left
 from pokegym.world.priors import belief_for
 from pokegym.world.state import STATUS_IDS
 from policies.core import engine_state as es
-from policies.engine import EngineOptions, EnginePolicy, _option_name
+from policies.core.engine_root import option_name, pooled, root_is_clear
+from policies.engine import EngineOptions, EnginePolicy
 
 
 # ------------------------------------------------------------------ no engine needed
@@ -62,8 +63,8 @@ def test_mixed_draws_only_among_options_near_the_best_in_proportion():
 
 
 def test_option_names_are_lowercase_strings():
-    assert _option_name("SWITCH Pikachu") == "switch pikachu"
-    assert _option_name(("thunderbolt-tera", "x")) == "thunderbolt-tera"
+    assert option_name("SWITCH Pikachu") == "switch pikachu"
+    assert option_name(("thunderbolt-tera", "x")) == "thunderbolt-tera"
 
 
 def test_a_missing_engine_is_one_clear_error_naming_the_command(monkeypatch):
@@ -190,7 +191,7 @@ class Checking:
             bad(f"{turn}: the engine failed ({error}) on {state.to_string()}")
             return
         legal = es.engine_orders(battle)
-        names = [_option_name(o.move_choice) for o in options.side_one]
+        names = [option_name(o.move_choice) for o in options.side_one]
         if not any(n in legal for n in names):
             bad(f"{turn}: no engine option {names} is a legal order {sorted(legal)}")
         self.options_mapped += sum(n in legal for n in names)
@@ -349,7 +350,7 @@ def test_the_opponents_protect_streak_substitute_yawn_and_choice_lock_reach_the_
     locked_turns = last_turn.side_two.volatile_status_durations.lockedmove
     assert locked_turns == 2
     result = pe_module().monte_carlo_tree_search(last_turn, iterations=200)
-    assert {_option_name(o.move_choice) for o in result.side_two} <= {"outrage", "outrage-tera"}
+    assert {option_name(o.move_choice) for o in result.side_two} <= {"outrage", "outrage-tera"}
 
 
 def test_a_move_barred_only_twice_in_a_row_stays_open_to_the_engine():
@@ -497,16 +498,12 @@ def test_extend_options_are_checked_with_the_option_named():
 
 
 def test_a_root_is_clear_when_the_runner_up_is_far_enough_behind():
-    from policies.engine import root_is_clear
-
     assert root_is_clear({"a": 0.6, "b": 0.3, "c": 0.1}, 0.5)
     assert not root_is_clear({"a": 0.5, "b": 0.3, "c": 0.2}, 0.5)
     assert root_is_clear({"a": 1.0}, 0.5) and root_is_clear({}, 0.5)
 
 
 def test_pooled_shares_weigh_each_search_by_its_iterations():
-    from policies.engine import pooled
-
     both = pooled({"a": 1.0}, 100, {"a": 0.5, "b": 0.5}, 300)
     assert both == pytest.approx({"a": 0.625, "b": 0.375})
     assert pooled({"a": 1.0}, 0, {"b": 1.0}, 0) == pytest.approx({"a": 0.5, "b": 0.5})
