@@ -104,6 +104,14 @@ def test_a_prior_with_no_weight_on_any_option_leaves_the_search_as_it_is(pe):
     assert sum(theirs.values()) == result.total_visits
 
 
+def test_an_empty_prior_is_no_draw_whatever_the_unnamed_weight(pe):
+    """No prior names nothing: side two's root move stays the search's own (the switch
+    to Rotom-Wash), not a uniform draw over options that all weigh ``unnamed``."""
+    result, theirs = _search(pe, {}, unnamed=1.0, weight=1.0)
+    assert max(theirs, key=lambda n: theirs[n]) == "switch rotomwash"
+    assert theirs["switch rotomwash"] > 0.5 * result.total_visits
+
+
 def test_our_choice_answers_the_drawn_move(pe):
     """Earthquake is the answer to a Pikachu that stays in; against one that switches to
     the levitating Rotom-Wash it does nothing, and the engine's own search (whose
@@ -178,6 +186,12 @@ def test_a_weight_the_engine_does_not_know_is_refused_by_name(pe):
     with pytest.raises(ValueError, match='unknown evaluation weight "alve"; known: boost'):
         _search(pe, {}, iterations=100, weights={"alve": 2.0})
     assert set(EVALUATION_WEIGHTS.values()) <= set(pe.evaluation_weights())
+
+
+@pytest.mark.parametrize("name", ["boost", "opponent_boost"])
+def test_a_boosts_weight_is_its_own_argument_not_a_weight(pe, name):
+    with pytest.raises(ValueError, match=f'"{name}" is set by its own argument \\({name}_value\\)'):
+        _search(pe, {}, iterations=100, weights={name: 0.5})
 
 
 def test_the_agent_passes_only_the_weights_it_changes():
