@@ -75,12 +75,7 @@ from policies.core.deadline import seconds_left
 from policies.core.engine_finish import SearchedGuess, sure_knockouts
 from policies.core.engine_reply import answer, predicted_replies, reply_probabilities
 from policies.core.engine_root import option_name, pooled, root_is_clear
-from policies.core.engine_state import (
-    engine_orders,
-    engine_state,
-    import_engine,
-    unseen_opponents,
-)
+from policies.core.engine_state import engine_orders, engine_state, import_engine, unseen_opponents
 from policies.core.evaluation import HeuristicEvaluator
 from policies.core.root_rerank import opponent_policy, rerank
 from policies.opponent_model import OpponentPrior, load_opponent_model
@@ -560,7 +555,11 @@ class EnginePolicy(Policy):
         if not names or chosen in names:
             return chosen
         self._count("finished")
-        return max(names, key=lambda n: shares[n])
+        best = max(names, key=lambda n: shares[n])
+        switches = sum(v for n, v in self._opponent_shares.items() if n.startswith("switch "))
+        log.info("engine: a sure knock-out, %s, over the search's %s (the opponent's root: "
+                 "%.0f %% switches)", best, chosen, 100 * switches)  # fmt: skip
+        return best
 
     def _count(self, key: str, n: float = 1.0) -> None:
         self._usage[key] = self._usage.get(key, 0.0) + n

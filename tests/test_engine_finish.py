@@ -92,14 +92,17 @@ def test_switches_tera_and_an_opponent_that_only_switches(pe):
 def _agent(pe, guesses):
     agent = EnginePolicy.__new__(EnginePolicy)
     agent.options, agent.engine, agent._usage = EngineOptions(finish="sure"), pe, {}
-    agent._searched = guesses
+    agent._searched, agent._opponent_shares = guesses, {"switch rotomwash": 0.25, "tackle": 0.75}
     return agent
 
 
-def test_the_agent_plays_the_most_visited_sure_knock_out_over_the_search(pe):
+def test_the_agent_plays_the_most_visited_sure_knock_out_over_the_search(pe, caplog):
     agent = _agent(pe, [_guess(pe)])
     shares = {"switch rotomwash": 0.6, "dragonclaw": 0.3, "earthquake": 0.1}
-    assert agent._finish(shares, "switch rotomwash") == "dragonclaw"
+    with caplog.at_level("INFO", logger="policies.engine"):
+        assert agent._finish(shares, "switch rotomwash") == "dragonclaw"
+    assert ("a sure knock-out, dragonclaw, over the search's switch rotomwash (the "
+            "opponent's root: 25 % switches)") in caplog.text  # fmt: skip
     assert agent._finish(shares, "earthquake") == "earthquake"  # the search's, if sure
     assert agent.pop_usage() == {"sure_knockouts": 2.0, "finished": 1.0}
     agent._searched = [_guess(pe, pikachu_item="focussash")]
