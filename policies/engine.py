@@ -55,6 +55,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, fields
 from typing import Any
@@ -349,7 +350,7 @@ class EnginePolicy(Policy):
         self._opponent_shares: dict[str, float] = {}
         self._guesses: list[tuple[dict[str, Any], list[Any]]] = []
         self._searched: list[SearchedGuess] = []
-        self._usage: dict[str, float] = {}
+        self._usage: Counter[str] = Counter()
         self._opponent_prior: tuple[Any, Any] | None = None
         self.replies_searched = 0
         """Decisions where ``reply=prior`` searched against predicted replies."""
@@ -548,28 +549,28 @@ class EnginePolicy(Policy):
         return shares, opponent, iterations
 
     def _finish(self, shares: dict[str, float], chosen: str) -> str:
-        """``finish=sure``: the most visited sure knock-out among the legal options, where
-        the searches of this decision found one; else ``chosen``."""
-        names = sure_knockouts(self.engine, self._searched, shares)
-        self._count("sure_knockouts", bool(names))
+        """``finish=sure``: the most visited legal sure knock-out, if any; else ``chosen``."""
+        try:
+            names = sure_knockouts(self.engine, self._searched, shares)
+        except Exception as error:  # an extra after the search: its choice stands
+            self.failures += 1
+            log.warning("engine: sure knock-outs not checked (%s: %s)", type(error).__name__, error)
+            return chosen
+        self._usage["sure_knockouts"] += bool(names)
         if not names or chosen in names:
             return chosen
-        self._count("finished")
+        self._usage["finished"] += 1
         best = max(names, key=lambda n: shares[n])
         switches = sum(v for n, v in self._opponent_shares.items() if n.startswith("switch "))
         log.info("engine: a sure knock-out, %s, over the search's %s (the opponent's root: "
                  "%.0f %% switches)", best, chosen, 100 * switches)  # fmt: skip
         return best
 
-    def _count(self, key: str, n: float = 1.0) -> None:
-        self._usage[key] = self._usage.get(key, 0.0) + n
-
     def pop_usage(self) -> dict[str, float]:
-        """What the arena keeps per battle: decisions with a sure knock-out
-        (``sure_knockouts``), and where one was played over the search's choice
-        (``finished``), since the last call."""
-        usage, self._usage = self._usage, {}
-        return usage
+        """Counts the arena keeps per battle, since the last call: decisions with a sure
+        knock-out (``sure_knockouts``), and those where it overruled the search (``finished``)."""
+        usage, self._usage = self._usage, Counter()
+        return dict(usage)
 
     def answers_replies(self, battle: AbstractBattle) -> bool:
         """Whether this decision searches against the opponent's replies (``reply=prior``):

@@ -3,6 +3,8 @@ engine states, and in real battles."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from test_engine_agent import _play, _register_made
 
@@ -89,9 +91,18 @@ def test_switches_tera_and_an_opponent_that_only_switches(pe):
     assert sure_knockouts(pe, [guess], ["earthquake", "hydropump"]) == ["earthquake"]
 
 
+def test_an_opponent_that_does_not_act_cannot_answer(pe):
+    """``no move`` (the opponent recharges): our 1-HP Garchomp knocks the Pikachu out
+    surely, where a Quick Attack would have come first."""
+    guess = _guess(pe, garchomp_hp=1)
+    recharging = SearchedGuess(guess.state, guess.ours, ("no move",))
+    assert sure_knockouts(pe, [recharging], OURS) == ["earthquake", "dragonclaw"]
+
+
 def _agent(pe, guesses):
     agent = EnginePolicy.__new__(EnginePolicy)
-    agent.options, agent.engine, agent._usage = EngineOptions(finish="sure"), pe, {}
+    agent.options, agent.engine, agent._usage = EngineOptions(finish="sure"), pe, Counter()
+    agent.failures = 0
     agent._searched, agent._opponent_shares = guesses, {"switch rotomwash": 0.25, "tackle": 0.75}
     return agent
 
@@ -108,6 +119,14 @@ def test_the_agent_plays_the_most_visited_sure_knock_out_over_the_search(pe, cap
     agent._searched = [_guess(pe, pikachu_item="focussash")]
     assert agent._finish(shares, "switch rotomwash") == "switch rotomwash"
     assert agent.pop_usage() == {"sure_knockouts": 0.0}
+
+
+def test_a_failed_check_leaves_the_searchs_choice(pe, caplog):
+    guess = _guess(pe)
+    agent = _agent(pe, [SearchedGuess(guess.state, guess.ours, ("notamove",))])
+    assert agent._finish({"switch rotomwash": 0.6, "earthquake": 0.4},
+                         "switch rotomwash") == "switch rotomwash"  # fmt: skip
+    assert agent.failures == 1 and "sure knock-outs not checked (ValueError" in caplog.text
 
 
 def test_finish_is_named_when_wrong():

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 TERA = "-tera"
+NO_MOVE = "no move"
+"""The engine's name for a side that does not act this turn (it reads it as ``none``)."""
 
 
 @dataclass(frozen=True)
@@ -31,18 +33,19 @@ class SearchedGuess:
 
 def is_move(option: str) -> bool:
     """Whether the engine's option name is a move (not a switch, nor a move with Tera)."""
-    return not option.startswith("switch ") and not option.endswith(TERA) and option != "none"
+    return not option.startswith("switch ") and not option.endswith(TERA) and option != NO_MOVE
 
 
 def sure_knockouts(engine: Any, guesses: Sequence[SearchedGuess],
                    candidates: Iterable[str]) -> list[str]:  # fmt: skip
     """The ``candidates`` (our moves, by the engine's names) that are sure knock-outs on
     every guess of ``guesses`` (see the module docstring), in the order given. None
-    where a guess gives the opponent no move to choose (it only switches: nothing is in
-    front of us to knock out)."""
+    where a guess gives the opponent only switches (nothing is in front of us to knock
+    out); an opponent that does not act this turn (``no move``: it recharges) is one that
+    cannot answer."""
     names = [n for n in candidates if is_move(n)]
     for guess in guesses:
-        replies = [o for o in guess.theirs if not o.startswith("switch ") and o != "none"]
+        replies = [o for o in guess.theirs if not o.startswith("switch ")]
         if not replies:
             return []
         names = [n for n in names if n in guess.ours
@@ -57,7 +60,8 @@ def _knocks_out(engine: Any, state: Any, ours: str, theirs: str) -> bool:
     opponent's active Pokémon fainted and ours standing."""
     mine = int(state.side_one.active_index)
     target = int(state.side_two.active_index)
-    for branch in engine.generate_instructions(state, ours, theirs):
+    reply = "none" if theirs == NO_MOVE else theirs
+    for branch in engine.generate_instructions(state, ours, reply):
         if branch.percentage <= 0.0:
             continue
         after = state.apply_instructions(branch)
