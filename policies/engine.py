@@ -73,7 +73,7 @@ from policies.base import Policy
 from policies.core.anchors import anchor_policy, trusted_rules
 from policies.core.battle import decision_state, world_action
 from policies.core.deadline import seconds_left
-from policies.core.engine_finish import SearchedGuess, sure_knockouts
+from policies.core.engine_finish import SearchedGuess, finish
 from policies.core.engine_reply import answer, predicted_replies, reply_probabilities
 from policies.core.engine_root import option_name, pooled, root_is_clear
 from policies.core.engine_state import engine_orders, engine_state, import_engine, unseen_opponents
@@ -313,6 +313,9 @@ class EngineOptions:
         trusted_rules(self.trust)  # names the valid rules when one is not
         if self.finish not in FINISHES:
             raise ValueError(f"finish is one of {', '.join(FINISHES)}, not {self.finish!r}")
+        if self.finish != "search" and (self.reply != "none" or self.rerank != "none"):
+            raise ValueError("finish=sure plays a knock-out over the search's choice, which "
+                             "reply and rerank would choose again: use one of them")  # fmt: skip
         if self.rerank != "none" and self.choice == "mixed":
             raise ValueError("rerank chooses among the near-best options itself: use it with "
                              "choice=max")  # fmt: skip
@@ -550,21 +553,11 @@ class EnginePolicy(Policy):
 
     def _finish(self, shares: dict[str, float], chosen: str) -> str:
         """``finish=sure``: the most visited legal sure knock-out, if any; else ``chosen``."""
-        try:
-            names = sure_knockouts(self.engine, self._searched, shares)
-        except Exception as error:  # an extra after the search: its choice stands
-            self.failures += 1
-            log.warning("engine: sure knock-outs not checked (%s: %s)", type(error).__name__, error)
-            return chosen
-        self._usage["sure_knockouts"] += bool(names)
-        if not names or chosen in names:
-            return chosen
-        self._usage["finished"] += 1
-        best = max(names, key=lambda n: shares[n])
-        switches = sum(v for n, v in self._opponent_shares.items() if n.startswith("switch "))
-        log.info("engine: a sure knock-out, %s, over the search's %s (the opponent's root: "
-                 "%.0f %% switches)", best, chosen, 100 * switches)  # fmt: skip
-        return best
+        name, found = finish(self.engine, self._searched, shares, chosen, self._opponent_shares)
+        self.failures += found is None
+        self._usage["sure_knockouts"] += bool(found)
+        self._usage["finished"] += name != chosen
+        return name
 
     def pop_usage(self) -> dict[str, float]:
         """Counts the arena keeps per battle, since the last call: decisions with a sure

@@ -21,7 +21,7 @@ def pe():
 
 
 def _guess(pe, *, garchomp_hp=357, pikachu_hp=211, pikachu_item="lightball",
-           pikachu_moves=("thunderbolt", "quickattack")):  # fmt: skip
+           pikachu_moves=("thunderbolt", "quickattack"), attack_boost=0):  # fmt: skip
     """Our Garchomp (faster) against a Pikachu, a Rotom-Wash behind each."""
     garchomp = pe.Pokemon(
         id="garchomp", level=100, types=("dragon", "ground"), hp=garchomp_hp, maxhp=357,
@@ -44,7 +44,7 @@ def _guess(pe, *, garchomp_hp=357, pikachu_hp=211, pikachu_item="lightball",
             moves=[pe.Move(id="hydropump"), pe.Move(id="voltswitch")],
         )  # fmt: skip
 
-    state = pe.State(side_one=pe.Side(pokemon=[garchomp, rotom()]),
+    state = pe.State(side_one=pe.Side(pokemon=[garchomp, rotom()], attack_boost=attack_boost),
                      side_two=pe.Side(pokemon=[pikachu, rotom()]))  # fmt: skip
     theirs = (*pikachu_moves, *(m + "-tera" for m in pikachu_moves), "switch rotomwash")
     return SearchedGuess(state, OURS, theirs)
@@ -110,7 +110,7 @@ def _agent(pe, guesses):
 def test_the_agent_plays_the_most_visited_sure_knock_out_over_the_search(pe, caplog):
     agent = _agent(pe, [_guess(pe)])
     shares = {"switch rotomwash": 0.6, "dragonclaw": 0.3, "earthquake": 0.1}
-    with caplog.at_level("INFO", logger="policies.engine"):
+    with caplog.at_level("INFO", logger="policies.core.engine_finish"):
         assert agent._finish(shares, "switch rotomwash") == "dragonclaw"
     assert ("a sure knock-out, dragonclaw, over the search's switch rotomwash (the "
             "opponent's root: 25 % switches)") in caplog.text  # fmt: skip
@@ -118,7 +118,7 @@ def test_the_agent_plays_the_most_visited_sure_knock_out_over_the_search(pe, cap
     assert agent.pop_usage() == {"sure_knockouts": 2.0, "finished": 1.0}
     agent._searched = [_guess(pe, pikachu_item="focussash")]
     assert agent._finish(shares, "switch rotomwash") == "switch rotomwash"
-    assert agent.pop_usage() == {"sure_knockouts": 0.0}
+    assert agent.pop_usage() == {"sure_knockouts": 0, "finished": 0}
 
 
 def test_a_failed_check_leaves_the_searchs_choice(pe, caplog):
@@ -129,9 +129,28 @@ def test_a_failed_check_leaves_the_searchs_choice(pe, caplog):
     assert agent.failures == 1 and "sure knock-outs not checked (ValueError" in caplog.text
 
 
+def test_an_engine_panic_in_the_check_leaves_the_searchs_choice(pe, caplog):
+    """A boost the engine cannot hold (+9) makes it panic, as a BaseException."""
+    agent = _agent(pe, [_guess(pe, attack_boost=9)])
+    assert agent._finish({"switch rotomwash": 0.6, "earthquake": 0.4},
+                         "switch rotomwash") == "switch rotomwash"  # fmt: skip
+    assert agent.failures == 1 and "sure knock-outs not checked" in caplog.text
+    assert agent.pop_usage() == {"sure_knockouts": 0, "finished": 0}
+
+
+def test_no_guess_makes_no_knock_out_sure(pe):
+    assert sure_knockouts(pe, [], OURS) == []
+
+
 def test_finish_is_named_when_wrong():
     with pytest.raises(ValueError, match="finish is one of search, sure"):
         EngineOptions(finish="always")
+
+
+@pytest.mark.parametrize("other", [{"reply": "prior"}, {"rerank": "heuristic"}])
+def test_finish_is_not_combined_with_what_chooses_again(other):
+    with pytest.raises(ValueError, match="reply and rerank would choose again"):
+        EngineOptions(finish="sure", **other)
 
 
 @pytest.mark.slow

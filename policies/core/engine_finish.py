@@ -6,15 +6,20 @@ searched this decision and against every move the opponent's active Pokémon can
 with the opponent's Pokémon fainted and ours standing. The turn is the engine's own
 (:func:`poke_engine.generate_instructions`): damage rolls, accuracy, critical hits,
 speed ties, priority, Focus Sash, Sturdy, recoil and the end of the turn are all in its
-branches, so the guarantee needs no rule of its own about who moves first. It says
+branches, so the guarantee needs no rule of its own about who moves first. It is as
+sure as the engine's model of the turn: poke-engine counts a move that hits two to five
+times as three hits (five with Skill Link), and knows nothing of Illusion. It says
 nothing about a switch: the Pokémon that comes in takes the move instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 TERA = "-tera"
 NO_MOVE = "no move"
@@ -44,6 +49,8 @@ def sure_knockouts(engine: Any, guesses: Sequence[SearchedGuess],
     out); an opponent that does not act this turn (``no move``: it recharges) is one that
     cannot answer."""
     names = [n for n in candidates if is_move(n)]
+    if not guesses:
+        return []
     for guess in guesses:
         replies = [o for o in guess.theirs if not o.startswith("switch ")]
         if not replies:
@@ -53,6 +60,34 @@ def sure_knockouts(engine: Any, guesses: Sequence[SearchedGuess],
         if not names:
             return []
     return names
+
+
+def finish(
+    engine: Any,
+    guesses: Sequence[SearchedGuess],
+    shares: Mapping[str, float],
+    chosen: str,
+    opponent_shares: Mapping[str, float],
+) -> tuple[str, list[str] | None]:
+    """The order to play after the search chose ``chosen`` among ``shares`` (our legal
+    options' visit shares): the most visited sure knock-out where the search's choice
+    is not one, else ``chosen``; and the sure knock-outs found (None where the check
+    failed: an extra after the search, whose choice then stands). ``opponent_shares``
+    (the opponent's root visit shares) are only logged."""
+    try:
+        names = sure_knockouts(engine, guesses, shares)
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as error:  # the engine panics as a BaseException
+        log.warning("engine: sure knock-outs not checked (%s: %s)", type(error).__name__, error)
+        return chosen, None
+    if not names or chosen in names:
+        return chosen, names
+    best = max(names, key=lambda n: shares[n])
+    switches = sum(v for n, v in opponent_shares.items() if n.startswith("switch "))
+    log.info("engine: a sure knock-out, %s, over the search's %s (the opponent's root: "
+             "%.0f %% switches)", best, chosen, 100 * switches)  # fmt: skip
+    return best, names
 
 
 def _knocks_out(engine: Any, state: Any, ours: str, theirs: str) -> bool:
