@@ -44,7 +44,7 @@ def is_move(option: str) -> bool:
 def sure_knockouts(engine: Any, guesses: Sequence[SearchedGuess],
                    candidates: Iterable[str]) -> list[str]:  # fmt: skip
     """The ``candidates`` (our moves, by the engine's names) that are sure knock-outs on
-    every guess of ``guesses`` (see the module docstring), in the order given. None
+    every guess of ``guesses`` (see the module docstring), in the order given; none
     where a guess gives the opponent only switches (nothing is in front of us to knock
     out); an opponent that does not act this turn (``no move``: it recharges) is one that
     cannot answer."""
