@@ -39,8 +39,8 @@ when its rule for it is one trusted (``finish``: a move that knocks the opponent
 before it can act), as ``distilled``'s ``trust`` does; off by default, no gain shown
 (docs/experiments/engine.md, section 13). ``finish=sure`` plays the engine's own sure
 knock-out over the search's choice (:mod:`policies.core.engine_finish`); off by default,
-no gain shown (section 16: the search passes one up where it expects a switch, and is
-right to against opponents that switch).
+no gain shown (section 16: the search passes one up where it expects a switch, and
+overruling it gains nothing).
 
 ``opponent=prior`` changes whom each search plays against at its root: the opponent's
 first move is drawn from the fitted opponent prior instead of chosen by the engine's
