@@ -609,8 +609,9 @@ class EnginePolicy(Policy):
         if not o.iterations:
             ms = max(1, int(1000 * seconds_left(budget, started, self.clock()) / searches_left))
         if o.patched_search():
-            # The opponent's root move is drawn only from a prior given (opponent=prior, on
-            # a turn it has one): without one, unnamed options would make a uniform draw.
+            # Drawn only from a prior given (opponent=prior, on a turn it has one): the
+            # shipped patch draws nothing from an empty one, builds of an earlier patch drew
+            # uniformly over options that all weighed `unnamed`.
             drawn = o.opponent_weight if prior else 0.0
             raw = getattr(self.engine, ENGINE_SEARCH)(
                 state, ms, o.iterations, prior or {}, o.opponent_unnamed, drawn,
