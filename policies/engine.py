@@ -540,9 +540,10 @@ class EnginePolicy(Policy):
             prior = self._root_prior(battle, guess)
             self.prior_searches += bool(prior)
             result = self._run(state, budget, started, len(guesses) - i, prior)
-            self._searched.append(SearchedGuess(
-                state, *(tuple(option_name(o.move_choice) for o in side)
-                         for side in (result.side_one, result.side_two))))  # fmt: skip
+            if self.options.finish == "sure":  # the states and options its check reads
+                self._searched.append(SearchedGuess(
+                    state, *(tuple(option_name(o.move_choice) for o in side)
+                             for side in (result.side_one, result.side_two))))  # fmt: skip
             total = max(1, result.total_visits)
             iterations += result.total_visits
             for option in result.side_one:
